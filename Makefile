@@ -1,0 +1,102 @@
+# flexsc: a plain non-recursive Makefile.
+#   make            build the library, tools and tests
+#   make test       build and run every test (SANITIZE=address|undefined|thread)
+#   make demo       install what is missing (as root), build, run the headline comparison
+#   make bench      every benchmark, JSON and plots under results/
+#   make fuzz       libFuzzer over the public API (clang)
+#   make install    PREFIX=/usr/local DESTDIR=
+
+VERSION   := 0.1.0
+SONAME    := libflexsc.so.0
+PREFIX    ?= /usr/local
+LIBDIR    ?= $(PREFIX)/lib
+INCDIR    ?= $(PREFIX)/include
+BINDIR    ?= $(PREFIX)/bin
+MANDIR    ?= $(PREFIX)/share/man
+CC        ?= cc
+
+SANITIZE  ?=
+B         := build$(if $(SANITIZE),-$(SANITIZE))
+
+CFLAGS    ?= -O2 -g
+CFLAGS    += -std=c11 -Wall -Wextra -Werror=implicit-function-declaration -fvisibility=hidden
+CPPFLAGS  += -Iinclude -Isrc
+DEPFLAGS   = -MMD -MP
+ifneq ($(SANITIZE),)
+CFLAGS    += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+LDFLAGS   += -fsanitize=$(SANITIZE)
+endif
+LIBS      := -luring -lpthread -ldl
+
+LIB_SRC   := $(wildcard src/core/*.c src/engine/*.c src/sched/*.c)
+LIB_ASM   := $(wildcard src/engine/*.S)
+LIB_OBJ   := $(LIB_SRC:%.c=$(B)/%.o) $(LIB_ASM:%.S=$(B)/%.o)
+LIB_SO    := $(B)/libflexsc.so.$(VERSION)
+
+TEST_SRC  := $(wildcard tests/unit/*.c)
+TEST_BIN  := $(TEST_SRC:tests/unit/%.c=$(B)/tests/%)
+TOOL_SRC  := $(wildcard tools/*.c)
+TOOL_BIN  := $(TOOL_SRC:tools/%.c=$(B)/%)
+
+.PHONY: all lib test demo bench fuzz install deps clean check-deps
+all: lib $(TOOL_BIN) $(TEST_BIN)
+lib: $(LIB_SO)
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -fPIC -c $< -o $@
+
+$(B)/%.o: %.S
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(DEPFLAGS) -fPIC -c $< -o $@
+
+$(LIB_SO): $(LIB_OBJ) src/libflexsc.map
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=src/libflexsc.map \
+		-Wl,-z,defs $(LDFLAGS) $(LIB_OBJ) -o $@ $(LIBS)
+	ln -sf libflexsc.so.$(VERSION) $(B)/$(SONAME)
+	ln -sf $(SONAME) $(B)/libflexsc.so
+
+# Tests and tools link the shared library, as users do; white-box tests
+# that need internals include the sources they test.
+$(B)/tests/%: tests/unit/%.c $(LIB_SO) tests/unit/testutil.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(DEPFLAGS) $< -o $@ $(LDFLAGS) \
+		-L$(B) -Wl,-rpath,$(abspath $(B)) -lflexsc $(LIBS)
+
+$(B)/%: tools/%.c $(LIB_SO)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) $< -o $@ $(LDFLAGS) \
+		-L$(B) -Wl,-rpath,$(abspath $(B)) -lflexsc $(LIBS) -lm
+
+deps:
+	@scripts/deps.sh
+
+check-deps:
+	@scripts/deps.sh --check
+
+test: check-deps all
+	@tests/run.sh $(B)
+
+demo: deps all
+	@$(B)/flexsc-bench demo
+
+bench: deps all
+	@bench/run.sh $(B)
+
+fuzz: check-deps
+	@tests/fuzz/run.sh
+
+install: lib
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/flexsc $(DESTDIR)$(LIBDIR)/pkgconfig \
+		$(DESTDIR)$(MANDIR)/man3
+	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
+	ln -sf libflexsc.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libflexsc.so
+	install -m 644 include/flexsc/*.h $(DESTDIR)$(INCDIR)/flexsc/
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCDIR@|$(INCDIR)|; s|@VERSION@|$(VERSION)|' \
+		flexsc.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/flexsc.pc
+	install -m 644 docs/man/*.3 $(DESTDIR)$(MANDIR)/man3/
+
+clean:
+	rm -rf build build-* results
+
+-include $(shell find build* -name '*.d' 2>/dev/null)

@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libflexsc: exception-less system calls on a stock Linux kernel.
+ *
+ * A process registers once (flexsc_register) and gets an instance that owns
+ * the engines: io_uring support, a pool of syscall threads pinned to the
+ * syscall cores, and the synchronous fallback. Each thread that posts calls
+ * creates a queue (flexsc_queue_create): a private group of syscall pages
+ * with single-producer semantics, so posting needs no atomic
+ * read-modify-write. FlexSC-Threads creates one queue per user core.
+ *
+ * Error convention: every function returns 0 (or a count) on success and a
+ * negative errno on failure, and never touches errno. A posted call's own
+ * result is reported separately, as the kernel reports it: >= 0, or -errno.
+ *
+ * A queue is not thread safe: only the thread that owns it (or one thread at
+ * a time, with external locking) may call the flexsc_queue-taking functions.
+ */
+#ifndef FLEXSC_FLEXSC_H
+#define FLEXSC_FLEXSC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <flexsc/page.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FLEXSC_VERSION_MAJOR 0
+#define FLEXSC_VERSION_MINOR 1
+
+struct flexsc;
+struct flexsc_queue;
+
+/* Where posted calls run. */
+enum flexsc_engine {
+	FLEXSC_ENGINE_AUTO = 0,    /* io_uring where the call has an opcode, syscall threads otherwise */
+	FLEXSC_ENGINE_URING = 1,   /* io_uring where possible, the rest synchronously */
+	FLEXSC_ENGINE_THREADS = 2, /* syscall threads for every delegable call */
+	FLEXSC_ENGINE_SYNC = 3,    /* inline on the owner, at flush time: the baseline */
+};
+
+#define FLEXSC_MAX_CPUS 64
+
+/* flexsc_config.flags */
+#define FLEXSC_QUIET (1u << 0) /* no warning on stderr when an engine is unavailable */
+
+struct flexsc_config {
+	enum flexsc_engine engine;
+	unsigned pages_per_queue;   /* syscall pages per queue; 1..64, default 8 (512 entries) */
+	unsigned nr_syscall_cpus;   /* 0: no pinning (syscall threads float, SQPOLL unpinned) */
+	int syscall_cpus[FLEXSC_MAX_CPUS]; /* the static list of syscall cores */
+	bool sqpoll;                /* io_uring: a kernel polling thread on syscall_cpus[0] */
+	unsigned sqpoll_idle_ms;    /* SQPOLL idle time before it sleeps; default 10 */
+	unsigned spin_us;           /* spin before sleeping (waits, idle syscall threads); default 20 */
+	unsigned batch_threshold;   /* flush once this many calls are pending (CEFOS M); default 32, 1 = every post */
+	unsigned batch_timeout_us;  /* flush when the oldest pending call is this old; 0 = off; default 100 */
+	unsigned threads_per_cpu;   /* syscall threads started per syscall core (or in all); default 2 */
+	unsigned max_threads;       /* the pool grows to this when every thread is blocked; default 64 */
+	unsigned iowq_max_workers;  /* cap of io_uring's bounded and unbounded workers; default 16 */
+	unsigned flags;             /* FLEXSC_QUIET */
+};
+
+/* Fills *cfg with the defaults above. */
+void flexsc_config_init(struct flexsc_config *cfg);
+
+/*
+ * Creates an instance. cfg may be NULL for the defaults.
+ * Errors: -EINVAL (a field out of range, a syscall CPU not in the process's
+ * affinity mask, sqpoll without the uring or auto engine), -ENOMEM,
+ * -EAGAIN (a syscall thread could not be started). An engine that the
+ * kernel refuses (io_uring disabled, seccomp, ENOSYS, EPERM) is not an
+ * error: the instance falls back (auto and uring: syscall threads, then
+ * synchronous) and says so once on stderr unless FLEXSC_QUIET.
+ */
+int flexsc_register(struct flexsc **fx, const struct flexsc_config *cfg);
+
+/*
+ * Tears the instance down: stops its syscall threads (waiting for calls
+ * they are executing) and frees everything. Every queue must have been
+ * destroyed first. Errors: -EINVAL (fx NULL), -EBUSY (queues remain; nothing
+ * is torn down).
+ */
+int flexsc_exit(struct flexsc *fx);
+
+/* The engine the instance actually uses after probing and fallbacks. */
+enum flexsc_engine flexsc_engine_in_use(const struct flexsc *fx);
+const char *flexsc_engine_name(enum flexsc_engine engine);
+
+/*
+ * Creates a queue owned by the calling thread. Errors: -EINVAL, -ENOMEM,
+ * -EMFILE/-ENOMEM/-EPERM from io_uring setup are not errors (the queue
+ * falls back as flexsc_register describes).
+ */
+int flexsc_queue_create(struct flexsc *fx, struct flexsc_queue **q);
+
+/*
+ * Waits for every call in flight on q (posted, unflushed calls are flushed
+ * first; their results are discarded), then frees q. Errors: -EINVAL.
+ */
+int flexsc_queue_destroy(struct flexsc_queue *q);
+
+/*
+ * A call descriptor: names one posted call until its result is collected.
+ * 0 is never a valid descriptor.
+ */
+typedef uint64_t flexsc_call_t;
+
+/*
+ * Posts system call sysnum with nargs arguments. The entry is written with
+ * plain stores; it runs when the batch is flushed (flexsc_flush, a wait, the
+ * threshold or the time bound), except calls that must run on the calling
+ * thread (flexsc_sysinfo), which run at once and are already done on return.
+ * cookie is returned with the completion by flexsc_reap.
+ * Errors: -EINVAL (q NULL, nargs > 6, args NULL with nargs > 0),
+ * -ENOSYS (sysnum is not an x86-64 system call), -EAGAIN (every entry of the
+ * queue is in use: collect some results first), -ESHUTDOWN (the queue's
+ * instance was torn down).
+ */
+int flexsc_post(struct flexsc_queue *q, long sysnum, unsigned nargs,
+		const uint64_t *args, void *cookie, flexsc_call_t *call);
+
+/* Hands every pending call to its engine now. Returns how many. Errors: -EINVAL. */
+int flexsc_flush(struct flexsc_queue *q);
+
+/*
+ * Collects call's result without blocking: 0 and *ret set (the descriptor
+ * is then spent), or -EINPROGRESS while it is not done. Errors: -EINVAL
+ * (q NULL, call malformed or never posted), -ESTALE (its result was already
+ * collected).
+ */
+int flexsc_poll(struct flexsc_queue *q, flexsc_call_t call, int64_t *ret);
+
+/*
+ * Blocks until call is done, then collects it like flexsc_poll. timeout is
+ * relative; NULL waits as long as it takes. Errors: those of flexsc_poll,
+ * and -ETIME when the timeout expires first.
+ */
+int flexsc_wait_one(struct flexsc_queue *q, flexsc_call_t call, int64_t *ret,
+		    const struct timespec *timeout);
+
+/*
+ * Blocks until one of the n calls is done, collects it, and stores its
+ * position in *index. Errors: -EINVAL (n == 0, calls NULL, a descriptor
+ * malformed), -ESTALE (a descriptor already collected), -ETIME.
+ */
+int flexsc_wait_any(struct flexsc_queue *q, const flexsc_call_t *calls,
+		    unsigned n, unsigned *index, int64_t *ret,
+		    const struct timespec *timeout);
+
+/*
+ * Blocks until all n calls are done and collects them into rets[0..n-1].
+ * On -ETIME nothing is collected. Errors: as flexsc_wait_any.
+ */
+int flexsc_wait_all(struct flexsc_queue *q, const flexsc_call_t *calls,
+		    unsigned n, int64_t *rets, const struct timespec *timeout);
+
+/*
+ * Blocks until at least one posted call of q is done (flushing first), but
+ * collects nothing. Spins for spin_us, then sleeps in io_uring or on a futex;
+ * it never yields the CPU in a loop. Returns the number of done,
+ * uncollected calls. Errors: -EINVAL, -ECHILD (nothing is in flight or
+ * done: waiting would never end, as wait(2) with no children), -ETIME.
+ */
+int flexsc_wait(struct flexsc_queue *q, const struct timespec *timeout);
+
+struct flexsc_completion {
+	flexsc_call_t call;
+	int64_t ret;
+	void *cookie;
+};
+
+/*
+ * Collects up to max done calls, oldest completion first, without blocking.
+ * Returns how many. Each result is collected exactly once, by flexsc_reap or
+ * by a poll/wait on its descriptor. Errors: -EINVAL.
+ */
+int flexsc_reap(struct flexsc_queue *q, struct flexsc_completion *out,
+		unsigned max);
+
+/*
+ * Asks for call to be cancelled. 0: it will complete with -ECANCELED (or
+ * with its real result if it finished first); the result must still be
+ * collected. Errors: -EINVAL, -ESTALE, -EALREADY (it is already executing
+ * on a syscall thread, or already done).
+ */
+int flexsc_cancel(struct flexsc_queue *q, flexsc_call_t call);
+
+/* Posts and waits: a synchronous call through the queue. Returns the raw result or an API error. */
+int64_t flexsc_syscall(struct flexsc_queue *q, long sysnum, unsigned nargs,
+		       const uint64_t *args);
+
+/*
+ * Chains of dependent calls, submitted at once and run in order. An argument
+ * equal to FLEXSC_CHAIN_FD is replaced by the descriptor that op 0 of the
+ * chain opened (op 0 must then be openat, open or socket, and the last op
+ * must be the close of that descriptor, so it never leaks). Every op runs
+ * even when an earlier one failed (the later ones then see a bad descriptor
+ * and fail with -EBADF), as io_uring hard links. Op 0's own result is 0 on
+ * success when its descriptor is consumed by the chain, on every engine.
+ * With io_uring the chain uses linked SQEs and a direct descriptor; without,
+ * one syscall thread (or the owner, synchronously) runs it in order.
+ */
+#define FLEXSC_CHAIN_MAX 8
+#define FLEXSC_CHAIN_FD 0xF1E75CFDF1E75CFDull
+
+struct flexsc_op {
+	long sysnum;
+	unsigned nargs;
+	uint64_t args[FLEXSC_MAX_ARGS];
+};
+
+/*
+ * Posts a chain of n ops; calls[i] is the descriptor of op i.
+ * Errors: those of flexsc_post; -EINVAL (n == 0 or > FLEXSC_CHAIN_MAX, an op
+ * that must run locally, FLEXSC_CHAIN_FD used without a descriptor-making
+ * op 0, or without a closing last op), -EAGAIN (fewer than n free entries).
+ */
+int flexsc_post_chain(struct flexsc_queue *q, const struct flexsc_op *ops,
+		      unsigned n, flexsc_call_t *calls);
+
+/* How the library treats each x86-64 system call (one table, src/core/systab.c). */
+enum flexsc_class {
+	FLEXSC_CLASS_NONE = 0,   /* not a system call on this architecture */
+	FLEXSC_CLASS_URING = 1,  /* postable; io_uring has an opcode for it (if the kernel does) */
+	FLEXSC_CLASS_THREAD = 2, /* postable; runs on a syscall thread */
+	FLEXSC_CLASS_LOCAL = 3,  /* must run on the calling thread; runs there at post time */
+};
+
+struct flexsc_sysinfo {
+	const char *name;
+	enum flexsc_class cls;
+	int uring_opcode;        /* IORING_OP_*, or -1 */
+	bool uring_supported;    /* the running kernel has that opcode (probed) */
+	const char *why;         /* why the call must run locally; NULL otherwise */
+};
+
+/* Describes sysnum for instance fx (fx may be NULL: no probe). Errors: -ENOSYS. */
+int flexsc_sysinfo(const struct flexsc *fx, long sysnum, struct flexsc_sysinfo *info);
+
+#define FLEXSC_HIST_BUCKETS 8 /* batch sizes 1, 2-3, 4-7, ..., 128+ */
+
+struct flexsc_stats {
+	uint64_t posted;
+	uint64_t completed;
+	uint64_t by_engine[4];   /* indexed by enum flexsc_engine: AUTO counts local calls */
+	uint64_t batches;
+	uint64_t batch_hist[FLEXSC_HIST_BUCKETS];
+	uint64_t waits;          /* times the owner slept */
+	uint64_t wait_ns;        /* time spent in flexsc_wait and friends */
+};
+
+/* Copies q's counters. Errors: -EINVAL. */
+int flexsc_queue_stats(const struct flexsc_queue *q, struct flexsc_stats *st);
+
+/*
+ * Credentials and seccomp. Calls that change them through glibc (setuid
+ * and friends, setgroups, capset, prctl(PR_SET_SECCOMP), seccomp) are
+ * noticed by the library itself (libflexsc wraps them); a program that
+ * changes them by raw syscall must call flexsc_creds_changed() afterwards.
+ * Rings whose kernel threads keep stale credentials are rebuilt before their
+ * next call, and an engine that cannot honour a seccomp filter is switched
+ * off. Never fails.
+ */
+void flexsc_creds_changed(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,307 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Registration: an instance, its engines, its queues, and teardown.
+ *
+ * Engine choice happens once, here: io_uring is probed (opcodes by the
+ * probe API, never assumed from headers), syscall threads are started
+ * unless the engine is io_uring-only or synchronous, and whatever the kernel
+ * refuses falls back with one warning. A queue then only asks "does my ring
+ * exist, does the pool exist".
+ *
+ * Live instances are kept on a list so that a call with an instance that
+ * was torn down gets -EINVAL instead of touching freed memory; queues left
+ * alive at flexsc_exit are drained and marked dead, so their later use
+ * gets -ESHUTDOWN, and flexsc_queue_destroy still frees them.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/internal.h"
+#include "core/systab.h"
+#include "engine/engine.h"
+
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct flexsc *live_head;
+
+uint64_t fx_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void fx_warn(const struct flexsc *fx, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (fx && (fx->cfg.flags & FLEXSC_QUIET))
+		return;
+	va_start(ap, fmt);
+	fputs("flexsc: warning: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+FX_EXPORT void flexsc_config_init(struct flexsc_config *cfg)
+{
+	if (!cfg)
+		return;
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->engine = FLEXSC_ENGINE_AUTO;
+	cfg->pages_per_queue = 8;
+	cfg->sqpoll_idle_ms = 10;
+	cfg->spin_us = 20;
+	cfg->batch_threshold = 32;
+	cfg->batch_timeout_us = 100;
+	cfg->threads_per_cpu = 2;
+	cfg->max_threads = 64;
+	cfg->iowq_max_workers = 16;
+}
+
+FX_EXPORT const char *flexsc_engine_name(enum flexsc_engine engine)
+{
+	switch (engine) {
+	case FLEXSC_ENGINE_AUTO: return "auto";
+	case FLEXSC_ENGINE_URING: return "uring";
+	case FLEXSC_ENGINE_THREADS: return "threads";
+	case FLEXSC_ENGINE_SYNC: return "sync";
+	}
+	return "invalid";
+}
+
+FX_EXPORT enum flexsc_engine flexsc_engine_in_use(const struct flexsc *fx)
+{
+	return fx ? fx->engine : FLEXSC_ENGINE_SYNC;
+}
+
+static int check_config(const struct flexsc_config *c)
+{
+	cpu_set_t allowed;
+
+	if ((unsigned)c->engine > FLEXSC_ENGINE_SYNC)
+		return -EINVAL;
+	if (c->pages_per_queue < 1 || c->pages_per_queue > 64)
+		return -EINVAL;
+	if (c->nr_syscall_cpus > FLEXSC_MAX_CPUS || c->batch_threshold < 1 ||
+	    c->threads_per_cpu < 1 || c->max_threads < 1 || c->iowq_max_workers < 1)
+		return -EINVAL;
+	if (c->sqpoll && (c->engine == FLEXSC_ENGINE_THREADS || c->engine == FLEXSC_ENGINE_SYNC))
+		return -EINVAL;
+	if (c->nr_syscall_cpus == 0)
+		return 0;
+	if (sched_getaffinity(0, sizeof(allowed), &allowed))
+		return -errno;
+	for (unsigned i = 0; i < c->nr_syscall_cpus; i++) {
+		int cpu = c->syscall_cpus[i];
+		if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &allowed))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static bool is_live(const struct flexsc *fx)
+{
+	for (struct flexsc *p = live_head; p; p = p->next_live)
+		if (p == fx)
+			return true;
+	return false;
+}
+
+FX_EXPORT int flexsc_register(struct flexsc **out, const struct flexsc_config *cfg)
+{
+	struct flexsc *fx;
+	int err;
+
+	if (!out)
+		return -EINVAL;
+	fx = calloc(1, sizeof(*fx));
+	if (!fx)
+		return -ENOMEM;
+	if (cfg)
+		fx->cfg = *cfg;
+	else
+		flexsc_config_init(&fx->cfg);
+	err = check_config(&fx->cfg);
+	if (err)
+		goto fail;
+	if (fx->cfg.max_threads < fx->cfg.threads_per_cpu * (fx->cfg.nr_syscall_cpus ? fx->cfg.nr_syscall_cpus : 1))
+		fx->cfg.max_threads = fx->cfg.threads_per_cpu * (fx->cfg.nr_syscall_cpus ? fx->cfg.nr_syscall_cpus : 1);
+	pthread_mutex_init(&fx->lock, NULL);
+	fx->engine = fx->cfg.engine;
+	fx_creds_probe_seccomp();
+
+	if (fx->engine == FLEXSC_ENGINE_AUTO || fx->engine == FLEXSC_ENGINE_URING) {
+		fx_uring_probe(fx);
+		if (!fx->uring_ok) {
+			fx_warn(fx, "io_uring is unavailable here; using %s instead",
+				fx->engine == FLEXSC_ENGINE_AUTO ? "syscall threads" : "synchronous calls");
+			fx->engine = fx->engine == FLEXSC_ENGINE_AUTO ? FLEXSC_ENGINE_THREADS
+								      : FLEXSC_ENGINE_SYNC;
+		}
+	}
+	if (fx->engine == FLEXSC_ENGINE_AUTO || fx->engine == FLEXSC_ENGINE_THREADS) {
+		err = fx_pool_create(fx);
+		if (err)
+			goto fail;
+	}
+	pthread_mutex_lock(&live_lock);
+	fx->next_live = live_head;
+	live_head = fx;
+	pthread_mutex_unlock(&live_lock);
+	*out = fx;
+	return 0;
+fail:
+	free(fx);
+	return err;
+}
+
+FX_EXPORT int flexsc_queue_create(struct flexsc *fx, struct flexsc_queue **out)
+{
+	struct flexsc_queue *q;
+	int err;
+
+	if (!out)
+		return -EINVAL;
+	pthread_mutex_lock(&live_lock);
+	bool live = fx && is_live(fx);
+	pthread_mutex_unlock(&live_lock);
+	if (!live)
+		return -EINVAL;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->fx = fx;
+	err = fx_queue_init_entries(q, fx->cfg.pages_per_queue);
+	if (err)
+		goto fail;
+	if (fx->pool) {
+		err = fx_pool_attach(fx->pool, q);
+		if (err)
+			goto fail;
+	}
+	if (fx->uring_ok && (fx->engine == FLEXSC_ENGINE_AUTO || fx->engine == FLEXSC_ENGINE_URING))
+		fx_uring_create(q); /* on failure q->ring stays NULL and calls take the fallback route */
+
+	pthread_mutex_lock(&fx->lock);
+	if (fx->nqueues == fx->cap_queues) {
+		unsigned cap = fx->cap_queues ? 2 * fx->cap_queues : 8;
+		struct flexsc_queue **nq = realloc(fx->queues, cap * sizeof(*nq));
+		if (!nq) {
+			pthread_mutex_unlock(&fx->lock);
+			err = -ENOMEM;
+			goto fail;
+		}
+		fx->queues = nq;
+		fx->cap_queues = cap;
+	}
+	fx->queues[fx->nqueues++] = q;
+	pthread_mutex_unlock(&fx->lock);
+	*out = q;
+	return 0;
+fail:
+	if (q->ring)
+		fx_uring_destroy(q);
+	if (q->tq)
+		fx_pool_detach(q);
+	fx_queue_free_entries(q);
+	free(q);
+	return err;
+}
+
+/* Flushes and waits until nothing of q is in flight; results are dropped. */
+static void drain(struct flexsc_queue *q)
+{
+	struct flexsc_completion c[64];
+
+	flexsc_flush(q);
+	while (q->inflight[FX_ROUTE_URING] || q->inflight[FX_ROUTE_THREAD]) {
+		flexsc_wait(q, NULL);
+		while (flexsc_reap(q, c, 64) > 0)
+			;
+	}
+}
+
+static void queue_teardown(struct flexsc_queue *q)
+{
+	drain(q);
+	if (q->ring)
+		fx_uring_destroy(q);
+	if (q->tq)
+		fx_pool_detach(q);
+	q->dead = true;
+}
+
+FX_EXPORT int flexsc_queue_destroy(struct flexsc_queue *q)
+{
+	if (!q)
+		return -EINVAL;
+	if (!q->dead) {
+		struct flexsc *fx = q->fx;
+
+		queue_teardown(q);
+		pthread_mutex_lock(&fx->lock);
+		for (unsigned i = 0; i < fx->nqueues; i++) {
+			if (fx->queues[i] == q) {
+				fx->queues[i] = fx->queues[--fx->nqueues];
+				break;
+			}
+		}
+		pthread_mutex_unlock(&fx->lock);
+	}
+	fx_queue_free_entries(q);
+	free(q);
+	return 0;
+}
+
+FX_EXPORT int flexsc_exit(struct flexsc *fx)
+{
+	pthread_mutex_lock(&live_lock);
+	bool live = fx && is_live(fx);
+	if (live) {
+		struct flexsc **pp = &live_head;
+		while (*pp != fx)
+			pp = &(*pp)->next_live;
+		*pp = fx->next_live;
+	}
+	pthread_mutex_unlock(&live_lock);
+	if (!live)
+		return -EINVAL;
+	/*
+	 * Queues still alive belong to other code paths; drain them here,
+	 * which is only safe if their owners stopped using them, as the
+	 * contract says. They stay allocated (dead) until destroyed.
+	 */
+	for (unsigned i = 0; i < fx->nqueues; i++)
+		queue_teardown(fx->queues[i]);
+	if (fx->pool)
+		fx_pool_destroy(fx->pool);
+	pthread_mutex_destroy(&fx->lock);
+	free(fx->queues);
+	free(fx);
+	return 0;
+}
+
+FX_EXPORT int flexsc_sysinfo(const struct flexsc *fx, long sysnum, struct flexsc_sysinfo *info)
+{
+	const struct fx_sysdesc *d = fx_sysdesc(sysnum);
+
+	if (!info)
+		return -EINVAL;
+	if (!d)
+		return -ENOSYS;
+	info->name = d->name;
+	info->cls = (enum flexsc_class)d->cls;
+	info->uring_opcode = d->uring_op == FX_NO_OPCODE ? -1 : d->uring_op;
+	info->uring_supported = fx && fx->uring_ok && d->uring_op != FX_NO_OPCODE &&
+				(fx->uring_ops[d->uring_op / 8] & (1u << (d->uring_op % 8)));
+	info->why = d->why;
+	return 0;
+}

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal shapes shared by the core, the engines and the batching policy.
+ * Internal names carry the prefix fx_; everything returns -errno.
+ */
+#ifndef FX_INTERNAL_H
+#define FX_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <flexsc/flexsc.h>
+
+#define FX_EXPORT __attribute__((visibility("default")))
+#define fx_likely(x) __builtin_expect(!!(x), 1)
+#define fx_unlikely(x) __builtin_expect(!!(x), 0)
+#define FX_CACHELINE 64
+
+/* Where a posted entry is executed. */
+enum fx_route {
+	FX_ROUTE_LOCAL = 0,  /* on the owner, at post time */
+	FX_ROUTE_URING = 1,  /* the queue's io_uring */
+	FX_ROUTE_THREAD = 2, /* the instance's syscall threads */
+	FX_ROUTE_SYNC = 3,   /* on the owner, at flush time */
+};
+
+/* The owner's private view of an entry (never read by an engine). */
+enum fx_slot_state {
+	FX_SLOT_FREE = 0,
+	FX_SLOT_PENDING,  /* posted, not yet flushed */
+	FX_SLOT_INFLIGHT, /* handed to an engine */
+	FX_SLOT_READY,    /* done, on the ready list, not yet collected */
+};
+
+#define FX_NIL 0xffffu /* end of an index list */
+
+struct fx_slot {
+	void *cookie;
+	uint16_t prev, next; /* ready list */
+	uint8_t state;       /* enum fx_slot_state */
+	uint8_t route;       /* enum fx_route */
+	uint8_t chain_len;   /* on a chain's op 0: ops in the chain; else 0 */
+	uint8_t chain_fd;    /* op 0 makes a descriptor that later ops use */
+	uint8_t chained;     /* part of a chain: cancelled whole or not at all */
+};
+
+/*
+ * The part of a queue that syscall threads touch. It is owned by the pool,
+ * not by the queue, and is never freed while the pool lives: a detached
+ * one is kept for the next queue. So a syscall thread that read a pointer
+ * to it just before its queue went away touches valid (empty) memory.
+ */
+struct fx_tq {
+	/* submissions: produced by the owner, consumed under claim */
+	_Alignas(FX_CACHELINE) _Atomic uint32_t sq_tail;
+	_Alignas(FX_CACHELINE) _Atomic uint32_t sq_head;
+	/* completions: produced under claim, consumed by the owner */
+	_Atomic uint32_t cq_tail;
+	_Atomic int claim;          /* 0 free, 1 held: one syscall thread at a time moves indices */
+	_Alignas(FX_CACHELINE) _Atomic uint32_t cq_head;
+	_Atomic uint32_t owner_sleep; /* FX_SLEEP_*: how to wake the owner */
+	int wake_fd;                /* eventfd for FX_SLEEP_EVENTFD, or -1 */
+	struct flexsc_entry *entries;
+	const uint16_t *link;
+	uint32_t mask;              /* ring size - 1 */
+	uint16_t *sq, *cq;
+	uint32_t cap;               /* allocated ring size */
+	struct fx_tq *next_free;
+	struct fx_pool *pool;
+};
+
+enum { FX_SLEEP_NONE = 0, FX_SLEEP_FUTEX = 1, FX_SLEEP_EVENTFD = 2 };
+
+struct fx_uring; /* src/engine/uring.c */
+
+struct flexsc_queue {
+	struct flexsc *fx;
+	struct flexsc_entry *entries; /* the syscall pages (mmap'd) */
+	struct fx_slot *slots;
+	unsigned nentries;
+	size_t pages_bytes;
+
+	uint16_t *free_stack; /* LIFO of free entry indices: O(1) allocation */
+	unsigned nfree;
+
+	uint16_t *link;    /* next op of a chain, or FX_NIL; read by syscall threads after the flush publishes */
+	uint16_t *pending; /* posted, not yet flushed, in post order */
+	unsigned npending;
+	uint64_t first_pending_ns; /* when the oldest pending call was posted */
+
+	uint16_t ready_head, ready_tail; /* done, uncollected, completion order */
+	unsigned nready;
+
+	unsigned inflight[4]; /* by route */
+
+	struct fx_uring *ring; /* NULL: no io_uring route */
+	struct fx_tq *tq;      /* NULL: no syscall threads */
+	uint32_t creds_gen;    /* credential generation the ring's personality carries */
+	bool ring_off;         /* the ring can no longer follow credentials: unused */
+	bool dead;             /* the instance was torn down */
+
+	struct flexsc_stats stats;
+};
+
+struct fx_pool; /* src/engine/threads.c */
+
+struct flexsc {
+	struct flexsc_config cfg;
+	enum flexsc_engine engine;       /* after fallbacks */
+	bool uring_ok;                   /* io_uring usable */
+	uint8_t uring_ops[FX_CACHELINE]; /* bitmap of probed opcodes (up to 512) */
+	struct fx_pool *pool;            /* NULL without syscall threads */
+	pthread_mutex_t lock;            /* queue list */
+	struct flexsc_queue **queues;
+	unsigned nqueues, cap_queues;
+	struct flexsc *next_live;        /* registry of live instances */
+};
+
+/* time */
+uint64_t fx_now_ns(void);
+
+/* The raw system call, for every engine: returns >= 0 or -errno (src/engine/rawsyscall.S). */
+long fx_raw_syscall6(long nr, long a0, long a1, long a2, long a3, long a4, long a5);
+
+static inline int64_t fx_entry_exec(const struct flexsc_entry *e)
+{
+	return fx_raw_syscall6(e->sysnum, (long)e->args[0], (long)e->args[1],
+			       (long)e->args[2], (long)e->args[3],
+			       (long)e->args[4], (long)e->args[5]);
+}
+
+/* futex helpers (src/core/futex.c) */
+int fx_futex_wait(_Atomic uint32_t *word, uint32_t val, const struct timespec *rel);
+void fx_futex_wake(_Atomic uint32_t *word, int n);
+
+/* the owner's side of completion (src/core/queue.c) */
+void fx_queue_complete(struct flexsc_queue *q, unsigned idx, int64_t ret);
+int fx_queue_harvest(struct flexsc_queue *q);
+int fx_queue_init_entries(struct flexsc_queue *q, unsigned pages);
+void fx_queue_free_entries(struct flexsc_queue *q);
+
+/* credentials and seccomp (src/core/creds.c) */
+enum { FX_SECCOMP_NONE = 0, FX_SECCOMP_ALL_THREADS = 1, FX_SECCOMP_CALLER_ONLY = 2 };
+extern _Atomic uint32_t fx_creds_gen;
+extern _Atomic uint32_t fx_seccomp_state;
+void fx_creds_apply_if_stale(uint32_t *seen_gen);
+void fx_creds_probe_seccomp(void);
+
+void fx_warn(const struct flexsc *fx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

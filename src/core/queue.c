@@ -1,0 +1,541 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A queue: one owner's syscall pages and the life cycle of their entries.
+ *
+ * The problem. The owner must post a call with a few plain stores and go
+ * on, and later learn which calls finished, without scanning hundreds of
+ * entries and without atomic read-modify-write instructions on its path.
+ *
+ * The shape. Everything the owner alone touches lives beside the pages,
+ * never in them: a LIFO stack of free indices (allocation in O(1)), the
+ * pending array (posted, not flushed, in post order), and a doubly linked
+ * ready list (done, not collected, in completion order, O(1) removal so a
+ * descriptor can be collected out of order). Only the entry's status byte
+ * is shared with engines, and only engines move an entry from SUBMITTED
+ * to DONE; each engine hands finished indices back to the owner through
+ * its own single-consumer channel (the io_uring CQ, the syscall threads'
+ * completion ring), and fx_queue_complete files them on the ready list.
+ *
+ * Descriptors are (generation << 32 | index + 1): the generation is bumped
+ * at every reuse of an entry, so a stale descriptor is told apart from a
+ * live one without any table.
+ *
+ * Rejected: scanning pages for free or done entries (the paper's syscall
+ * threads do, but it is O(entries) per call for the owner), and one shared
+ * completion list for all engines (it would need a multi-producer lock on
+ * the owner's side).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/close_range.h>
+#include <linux/futex.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include "core/internal.h"
+#include "core/systab.h"
+#include "engine/engine.h"
+#include "sched/batch.h"
+
+static inline flexsc_call_t make_call(const struct flexsc_queue *q, unsigned idx)
+{
+	return ((uint64_t)q->entries[idx].gen << 32) | (idx + 1);
+}
+
+/* 0 and the index, -EINVAL for a descriptor that never named an entry, -ESTALE for a spent one. */
+static int call_index(const struct flexsc_queue *q, flexsc_call_t call, unsigned *idx)
+{
+	uint32_t low = (uint32_t)call, gen = (uint32_t)(call >> 32);
+
+	if (low == 0 || low > q->nentries)
+		return -EINVAL;
+	*idx = low - 1;
+	uint32_t cur = q->entries[*idx].gen;
+	if (gen > cur)
+		return -EINVAL;
+	if (gen < cur || q->slots[*idx].state == FX_SLOT_FREE)
+		return -ESTALE;
+	return 0;
+}
+
+static void ready_push(struct flexsc_queue *q, unsigned idx)
+{
+	struct fx_slot *s = &q->slots[idx];
+
+	s->state = FX_SLOT_READY;
+	s->next = FX_NIL;
+	s->prev = q->ready_tail;
+	if (q->ready_tail != FX_NIL)
+		q->slots[q->ready_tail].next = (uint16_t)idx;
+	else
+		q->ready_head = (uint16_t)idx;
+	q->ready_tail = (uint16_t)idx;
+	q->nready++;
+}
+
+static void ready_unlink(struct flexsc_queue *q, unsigned idx)
+{
+	struct fx_slot *s = &q->slots[idx];
+
+	if (s->prev != FX_NIL)
+		q->slots[s->prev].next = s->next;
+	else
+		q->ready_head = s->next;
+	if (s->next != FX_NIL)
+		q->slots[s->next].prev = s->prev;
+	else
+		q->ready_tail = s->prev;
+	q->nready--;
+}
+
+/* Called by the owner when an engine reports idx finished with ret. */
+void fx_queue_complete(struct flexsc_queue *q, unsigned idx, int64_t ret)
+{
+	struct flexsc_entry *e = &q->entries[idx];
+	struct fx_slot *s = &q->slots[idx];
+
+	e->ret = ret;
+	/* release: the owner is the reader too, but an observer of the page must see ret before DONE */
+	__atomic_store_n(&e->status, FLEXSC_DONE, __ATOMIC_RELEASE);
+	if (s->state == FX_SLOT_INFLIGHT)
+		q->inflight[s->route]--;
+	q->stats.completed++;
+	ready_push(q, idx);
+}
+
+/* Returns the entry to the free stack: the descriptor is spent. */
+static int64_t collect(struct flexsc_queue *q, unsigned idx)
+{
+	struct flexsc_entry *e = &q->entries[idx];
+	int64_t ret = e->ret;
+
+	ready_unlink(q, idx);
+	q->slots[idx].state = FX_SLOT_FREE;
+	q->slots[idx].cookie = NULL;
+	__atomic_store_n(&e->status, FLEXSC_FREE, __ATOMIC_RELAXED);
+	q->free_stack[q->nfree++] = (uint16_t)idx;
+	return ret;
+}
+
+int fx_queue_harvest(struct flexsc_queue *q)
+{
+	int n = 0;
+
+	if (q->inflight[FX_ROUTE_URING])
+		n += fx_uring_harvest(q);
+	if (q->inflight[FX_ROUTE_THREAD])
+		n += fx_threads_harvest(q);
+	return n;
+}
+
+/*
+ * Seccomp: io_uring never consults the process's filters, so no call goes
+ * through a ring once one is installed; syscall threads carry a filter only
+ * if it was installed on every thread (TSYNC).
+ */
+static bool ring_allowed(const struct flexsc_queue *q)
+{
+	return q->ring && !q->ring_off && atomic_load_explicit(&fx_seccomp_state, memory_order_relaxed) ==
+				  FX_SECCOMP_NONE;
+}
+
+/* Where a delegable call goes when io_uring does not take it. */
+static enum fx_route fallback_route(const struct flexsc_queue *q)
+{
+	enum flexsc_engine eng = q->fx->engine;
+
+	if ((eng == FLEXSC_ENGINE_AUTO || eng == FLEXSC_ENGINE_THREADS) && q->tq &&
+	    atomic_load_explicit(&fx_seccomp_state, memory_order_relaxed) != FX_SECCOMP_CALLER_ONLY)
+		return FX_ROUTE_THREAD;
+	return FX_ROUTE_SYNC;
+}
+
+/*
+ * Calls the table lets go elsewhere but whose arguments tie them to the
+ * caller: priority-inheritance futex operations record the caller's thread
+ * id as the lock owner, and close_range(CLOSE_RANGE_UNSHARE) would give the
+ * executing thread a private descriptor table.
+ */
+static bool local_by_args(const struct flexsc_entry *e)
+{
+	if (e->sysnum == SYS_futex) {
+		switch (e->args[1] & FUTEX_CMD_MASK) {
+		case FUTEX_LOCK_PI: case FUTEX_LOCK_PI2: case FUTEX_UNLOCK_PI:
+		case FUTEX_TRYLOCK_PI: case FUTEX_WAIT_REQUEUE_PI: case FUTEX_CMP_REQUEUE_PI:
+			return true;
+		}
+	}
+	return e->sysnum == SYS_close_range && (e->args[2] & CLOSE_RANGE_UNSHARE);
+}
+
+static enum fx_route route_for(const struct flexsc_queue *q, const struct fx_sysdesc *d,
+			       const struct flexsc_entry *e, bool chain_fd)
+{
+	enum flexsc_engine eng = q->fx->engine;
+
+	if (d->cls == FLEXSC_CLASS_LOCAL || local_by_args(e))
+		return FX_ROUTE_LOCAL;
+	if ((eng == FLEXSC_ENGINE_AUTO || eng == FLEXSC_ENGINE_URING) && ring_allowed(q) &&
+	    fx_uring_can(q->fx, e, chain_fd))
+		return FX_ROUTE_URING;
+	return fallback_route(q);
+}
+
+static unsigned take_entry(struct flexsc_queue *q, long sysnum, unsigned nargs,
+			   const uint64_t *args, void *cookie)
+{
+	unsigned idx = q->free_stack[--q->nfree];
+	struct flexsc_entry *e = &q->entries[idx];
+
+	e->gen++;
+	e->sysnum = (uint16_t)sysnum;
+	e->nargs = (uint8_t)nargs;
+	for (unsigned i = 0; i < FLEXSC_MAX_ARGS; i++)
+		e->args[i] = i < nargs ? args[i] : 0;
+	e->ret = 0;
+	q->slots[idx].cookie = cookie;
+	q->slots[idx].chain_len = 0;
+	q->slots[idx].chain_fd = 0;
+	q->slots[idx].chained = 0;
+	q->link[idx] = FX_NIL;
+	q->stats.posted++;
+	return idx;
+}
+
+static void run_local(struct flexsc_queue *q, unsigned idx)
+{
+	q->slots[idx].route = FX_ROUTE_LOCAL;
+	q->slots[idx].state = FX_SLOT_INFLIGHT;
+	q->inflight[FX_ROUTE_LOCAL]++;
+	q->stats.by_engine[FLEXSC_ENGINE_AUTO]++;
+	fx_queue_complete(q, idx, fx_sync_run(&q->entries[idx]));
+}
+
+static void make_pending(struct flexsc_queue *q, unsigned idx, enum fx_route route)
+{
+	q->slots[idx].route = (uint8_t)route;
+	q->slots[idx].state = FX_SLOT_PENDING;
+	/* relaxed: engines only see the entry after the flush publishes its index (release) */
+	__atomic_store_n(&q->entries[idx].status, FLEXSC_SUBMITTED, __ATOMIC_RELAXED);
+	if (q->npending == 0)
+		q->first_pending_ns = fx_batch_clock(q);
+	q->pending[q->npending++] = (uint16_t)idx;
+}
+
+static int check_alive(const struct flexsc_queue *q)
+{
+	if (!q)
+		return -EINVAL;
+	return q->dead ? -ESHUTDOWN : 0;
+}
+
+FX_EXPORT int flexsc_post(struct flexsc_queue *q, long sysnum, unsigned nargs,
+			  const uint64_t *args, void *cookie, flexsc_call_t *call)
+{
+	int err = check_alive(q);
+
+	if (err)
+		return err;
+	if (nargs > FLEXSC_MAX_ARGS || (nargs && !args))
+		return -EINVAL;
+	const struct fx_sysdesc *d = fx_sysdesc(sysnum);
+	if (!d)
+		return -ENOSYS;
+	if (q->nfree == 0) {
+		fx_queue_harvest(q);
+		if (q->nfree == 0)
+			return -EAGAIN;
+	}
+	unsigned idx = take_entry(q, sysnum, nargs, args, cookie);
+	if (call)
+		*call = make_call(q, idx);
+	enum fx_route route = route_for(q, d, &q->entries[idx], false);
+	if (route == FX_ROUTE_LOCAL) {
+		run_local(q, idx);
+		return 0;
+	}
+	make_pending(q, idx, route);
+	if (fx_batch_due(q))
+		flexsc_flush(q);
+	return 0;
+}
+
+static void chain_complete(void *q, unsigned idx, int64_t ret)
+{
+	fx_queue_complete(q, idx, ret);
+}
+
+/* Runs after the remote engines got their batch, so they work meanwhile. */
+static void run_sync(struct flexsc_queue *q, unsigned idx)
+{
+	if (q->slots[idx].chain_len)
+		fx_chain_run(q->entries, q->link, idx, chain_complete, q);
+	else
+		fx_queue_complete(q, idx, fx_sync_run(&q->entries[idx]));
+}
+
+static void count_batch(struct flexsc_queue *q, unsigned n)
+{
+	unsigned b = 0;
+
+	while ((n >>= 1) && b < FLEXSC_HIST_BUCKETS - 1)
+		b++;
+	q->stats.batches++;
+	q->stats.batch_hist[b]++;
+}
+
+static void mark_inflight(struct flexsc_queue *q, unsigned idx)
+{
+	struct fx_slot *s = &q->slots[idx];
+	unsigned ops = s->chain_len ? s->chain_len : 1;
+
+	for (unsigned i = 0; i < ops; i++, idx = q->link[idx]) {
+		q->slots[idx].state = FX_SLOT_INFLIGHT;
+		q->slots[idx].route = s->route;
+		q->inflight[s->route]++;
+		q->stats.by_engine[s->route == FX_ROUTE_URING ? FLEXSC_ENGINE_URING :
+				   s->route == FX_ROUTE_THREAD ? FLEXSC_ENGINE_THREADS :
+								 FLEXSC_ENGINE_SYNC]++;
+	}
+}
+
+FX_EXPORT int flexsc_flush(struct flexsc_queue *q)
+{
+	int err = check_alive(q);
+	unsigned n = q ? q->npending : 0, nsync = 0;
+
+	if (err)
+		return err;
+	if (n == 0)
+		return 0;
+	if (q->ring)
+		fx_uring_sync_creds(q);
+	for (unsigned i = 0; i < n; i++) {
+		unsigned idx = q->pending[i];
+		struct fx_slot *s = &q->slots[idx];
+
+		mark_inflight(q, idx);
+		switch (s->route) {
+		case FX_ROUTE_URING:
+			if (s->chain_len)
+				fx_uring_add_chain(q, idx);
+			else
+				fx_uring_add(q, idx);
+			break;
+		case FX_ROUTE_THREAD:
+			fx_threads_add(q, idx);
+			break;
+		default:
+			q->pending[nsync++] = (uint16_t)idx;
+		}
+	}
+	if (q->inflight[FX_ROUTE_URING])
+		fx_uring_commit(q);
+	if (q->inflight[FX_ROUTE_THREAD])
+		fx_threads_commit(q);
+	q->npending = 0;
+	for (unsigned i = 0; i < nsync; i++)
+		run_sync(q, q->pending[i]);
+	count_batch(q, n);
+	return (int)n;
+}
+
+FX_EXPORT int flexsc_poll(struct flexsc_queue *q, flexsc_call_t call, int64_t *ret)
+{
+	unsigned idx;
+	int err;
+
+	if (!q)
+		return -EINVAL;
+	err = call_index(q, call, &idx);
+	if (err)
+		return err;
+	if (q->slots[idx].state == FX_SLOT_INFLIGHT)
+		fx_queue_harvest(q);
+	else if (q->slots[idx].state == FX_SLOT_PENDING && !q->dead && fx_batch_due(q))
+		flexsc_flush(q);
+	if (q->slots[idx].state != FX_SLOT_READY)
+		return -EINPROGRESS;
+	int64_t r = collect(q, idx);
+	if (ret)
+		*ret = r;
+	return 0;
+}
+
+FX_EXPORT int flexsc_reap(struct flexsc_queue *q, struct flexsc_completion *out, unsigned max)
+{
+	unsigned n = 0;
+
+	if (!q || (max && !out))
+		return -EINVAL;
+	if (q->nready < max)
+		fx_queue_harvest(q);
+	while (n < max && q->ready_head != FX_NIL) {
+		unsigned idx = q->ready_head;
+
+		out[n].call = make_call(q, idx);
+		out[n].cookie = q->slots[idx].cookie;
+		out[n].ret = collect(q, idx);
+		n++;
+	}
+	return (int)n;
+}
+
+FX_EXPORT int flexsc_cancel(struct flexsc_queue *q, flexsc_call_t call)
+{
+	unsigned idx;
+	int err;
+
+	if (!q)
+		return -EINVAL;
+	err = call_index(q, call, &idx);
+	if (err)
+		return err;
+	struct fx_slot *s = &q->slots[idx];
+	switch (s->state) {
+	case FX_SLOT_PENDING:
+		if (s->chained)
+			return -EALREADY; /* a chain runs whole */
+		for (unsigned i = 0; i < q->npending; i++) {
+			if (q->pending[i] == idx) {
+				memmove(&q->pending[i], &q->pending[i + 1],
+					(q->npending - i - 1) * sizeof(q->pending[0]));
+				q->npending--;
+				break;
+			}
+		}
+		fx_queue_complete(q, idx, -ECANCELED);
+		return 0;
+	case FX_SLOT_INFLIGHT:
+		if (s->route == FX_ROUTE_URING)
+			return s->chained ? -EALREADY : fx_uring_cancel(q, idx);
+		if (s->route == FX_ROUTE_THREAD)
+			return fx_threads_cancel(q, idx);
+		return -EALREADY;
+	default:
+		return -EALREADY;
+	}
+}
+
+FX_EXPORT int flexsc_queue_stats(const struct flexsc_queue *q, struct flexsc_stats *st)
+{
+	if (!q || !st)
+		return -EINVAL;
+	*st = q->stats;
+	return 0;
+}
+
+static bool chain_uses_fd(const struct flexsc_op *op)
+{
+	for (unsigned a = 0; a < op->nargs && a < FLEXSC_MAX_ARGS; a++)
+		if (op->args[a] == FLEXSC_CHAIN_FD)
+			return true;
+	return false;
+}
+
+static bool makes_fd(long nr)
+{
+	return nr == SYS_openat || nr == SYS_open || nr == SYS_socket;
+}
+
+/* The rules of flexsc_post_chain, checked before anything is taken. */
+static int chain_check(const struct flexsc_op *ops, unsigned n, bool *fd)
+{
+	if (!ops || n == 0 || n > FLEXSC_CHAIN_MAX)
+		return -EINVAL;
+	*fd = false;
+	for (unsigned i = 0; i < n; i++) {
+		const struct fx_sysdesc *d = fx_sysdesc(ops[i].sysnum);
+
+		if (!d)
+			return -ENOSYS;
+		if (ops[i].nargs > FLEXSC_MAX_ARGS || d->cls == FLEXSC_CLASS_LOCAL)
+			return -EINVAL;
+		if (chain_uses_fd(&ops[i])) {
+			if (i == 0 || !makes_fd(ops[0].sysnum))
+				return -EINVAL;
+			*fd = true;
+		}
+	}
+	if (*fd && !(ops[n - 1].sysnum == SYS_close && ops[n - 1].args[0] == FLEXSC_CHAIN_FD))
+		return -EINVAL;
+	return 0;
+}
+
+FX_EXPORT int flexsc_post_chain(struct flexsc_queue *q, const struct flexsc_op *ops,
+				unsigned n, flexsc_call_t *calls)
+{
+	uint16_t idx[FLEXSC_CHAIN_MAX];
+	bool fd, uring = true;
+	int err = check_alive(q);
+
+	if (err)
+		return err;
+	err = chain_check(ops, n, &fd);
+	if (err)
+		return err;
+	if (q->nfree < n) {
+		fx_queue_harvest(q);
+		if (q->nfree < n)
+			return -EAGAIN;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		idx[i] = (uint16_t)take_entry(q, ops[i].sysnum, ops[i].nargs, ops[i].args, NULL);
+		q->slots[idx[i]].chained = 1;
+		if (i)
+			q->link[idx[i - 1]] = idx[i];
+		if (calls)
+			calls[i] = make_call(q, idx[i]);
+		uring = uring && route_for(q, fx_sysdesc(ops[i].sysnum), &q->entries[idx[i]],
+					   fd && i > 0) == FX_ROUTE_URING;
+	}
+	/* One route for the whole chain: io_uring only if it can run every op. */
+	enum fx_route route = uring ? FX_ROUTE_URING : fallback_route(q);
+	for (unsigned i = 1; i < n; i++) {
+		q->slots[idx[i]].route = (uint8_t)route;
+		q->slots[idx[i]].state = FX_SLOT_PENDING;
+		__atomic_store_n(&q->entries[idx[i]].status, FLEXSC_SUBMITTED, __ATOMIC_RELAXED);
+	}
+	q->slots[idx[0]].chain_len = (uint8_t)n;
+	q->slots[idx[0]].chain_fd = fd;
+	make_pending(q, idx[0], route);
+	if (fx_batch_due(q))
+		flexsc_flush(q);
+	return 0;
+}
+
+int fx_queue_init_entries(struct flexsc_queue *q, unsigned pages)
+{
+	q->nentries = pages * FLEXSC_ENTRIES_PER_PAGE;
+	q->pages_bytes = (size_t)pages * FLEXSC_PAGE_SIZE;
+	q->entries = mmap(NULL, q->pages_bytes, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (q->entries == MAP_FAILED) {
+		q->entries = NULL;
+		return -ENOMEM;
+	}
+	q->slots = calloc(q->nentries, sizeof(*q->slots));
+	q->free_stack = calloc(q->nentries, sizeof(*q->free_stack));
+	q->pending = calloc(q->nentries, sizeof(*q->pending));
+	q->link = calloc(q->nentries, sizeof(*q->link));
+	if (!q->slots || !q->free_stack || !q->pending || !q->link)
+		return -ENOMEM;
+	/* Lowest index on top, so a light load keeps reusing the same few cache lines. */
+	for (unsigned i = 0; i < q->nentries; i++)
+		q->free_stack[i] = (uint16_t)(q->nentries - 1 - i);
+	q->nfree = q->nentries;
+	q->ready_head = q->ready_tail = FX_NIL;
+	return 0;
+}
+
+void fx_queue_free_entries(struct flexsc_queue *q)
+{
+	if (q->entries)
+		munmap(q->entries, q->pages_bytes);
+	free(q->slots);
+	free(q->free_stack);
+	free(q->pending);
+	free(q->link);
+}

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Waiting for results: the only place the owner blocks.
+ *
+ * Every wait first flushes (the owner has nothing else to do, so the batch
+ * is as large as it will get), then harvests, then spins for spin_us
+ * reading the completion channels (plain loads), and only then sleeps in
+ * the kernel: in io_uring_enter when io_uring has calls in flight (armed to
+ * wake for syscall-thread completions too), else on a futex. It never
+ * yields the CPU in a loop: sched_yield is itself a system call and gave
+ * the Linux 5.0 port of FlexSC its losses.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <immintrin.h>
+#include <stdint.h>
+
+#include "core/internal.h"
+#include "engine/engine.h"
+
+#define FX_FOREVER UINT64_MAX
+
+static int deadline_of(const struct timespec *t, uint64_t *deadline)
+{
+	if (!t) {
+		*deadline = FX_FOREVER;
+		return 0;
+	}
+	if (t->tv_sec < 0 || t->tv_nsec < 0 || t->tv_nsec >= 1000000000L)
+		return -EINVAL;
+	*deadline = fx_now_ns() + (uint64_t)t->tv_sec * 1000000000u + (uint64_t)t->tv_nsec;
+	return 0;
+}
+
+static bool remote_inflight(const struct flexsc_queue *q)
+{
+	return q->inflight[FX_ROUTE_URING] || q->inflight[FX_ROUTE_THREAD];
+}
+
+/*
+ * Makes progress towards some completion. Returns 0 when something may have
+ * completed (the caller looks again), -ETIME at the deadline.
+ */
+static int block(struct flexsc_queue *q, uint64_t deadline)
+{
+	if (q->npending)
+		flexsc_flush(q);
+	if (fx_queue_harvest(q) > 0 || !remote_inflight(q))
+		return 0;
+
+	uint64_t start = fx_now_ns(), now = start;
+	uint64_t spin_end = start + (uint64_t)q->fx->cfg.spin_us * 1000u;
+	while (now < spin_end && now < deadline) {
+		for (int i = 0; i < 64; i++)
+			_mm_pause();
+		if (fx_queue_harvest(q) > 0)
+			goto out;
+		now = fx_now_ns();
+	}
+	if (now >= deadline)
+		return -ETIME;
+
+	struct timespec rel, *relp = NULL;
+	if (deadline != FX_FOREVER) {
+		uint64_t left = deadline - now;
+		rel.tv_sec = (time_t)(left / 1000000000u);
+		rel.tv_nsec = (long)(left % 1000000000u);
+		relp = &rel;
+	}
+	q->stats.waits++;
+	if (q->inflight[FX_ROUTE_URING])
+		fx_uring_sleep(q, relp, q->inflight[FX_ROUTE_THREAD] > 0);
+	else
+		fx_threads_sleep(q, relp);
+	fx_queue_harvest(q);
+out:
+	q->stats.wait_ns += fx_now_ns() - start;
+	return 0;
+}
+
+static bool done(const struct flexsc_queue *q, unsigned idx)
+{
+	return q->slots[idx].state == FX_SLOT_READY;
+}
+
+/* Checks descriptors the way flexsc_poll does, without collecting. */
+static int validate(struct flexsc_queue *q, const flexsc_call_t *calls, unsigned n, unsigned *idx)
+{
+	if (!q || !calls || n == 0)
+		return -EINVAL;
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t low = (uint32_t)calls[i], gen = (uint32_t)(calls[i] >> 32);
+
+		if (low == 0 || low > q->nentries)
+			return -EINVAL;
+		idx[i] = low - 1;
+		uint32_t cur = q->entries[idx[i]].gen;
+		if (gen > cur)
+			return -EINVAL;
+		if (gen < cur || q->slots[idx[i]].state == FX_SLOT_FREE)
+			return -ESTALE;
+	}
+	return 0;
+}
+
+FX_EXPORT int flexsc_wait_any(struct flexsc_queue *q, const flexsc_call_t *calls, unsigned n,
+			      unsigned *index, int64_t *ret, const struct timespec *timeout)
+{
+	unsigned idx[64], *ip = idx;
+	uint64_t deadline;
+	int err;
+
+	if (q && n > 64) {
+		ip = malloc(n * sizeof(*ip));
+		if (!ip)
+			return -ENOMEM;
+	}
+	err = validate(q, calls, n, ip);
+	if (!err)
+		err = deadline_of(timeout, &deadline);
+	while (!err) {
+		for (unsigned i = 0; i < n; i++) {
+			if (done(q, ip[i])) {
+				if (index)
+					*index = i;
+				err = flexsc_poll(q, calls[i], ret);
+				goto out;
+			}
+		}
+		err = block(q, deadline);
+	}
+out:
+	if (ip != idx)
+		free(ip);
+	return err;
+}
+
+FX_EXPORT int flexsc_wait_one(struct flexsc_queue *q, flexsc_call_t call, int64_t *ret,
+			      const struct timespec *timeout)
+{
+	return flexsc_wait_any(q, &call, 1, NULL, ret, timeout);
+}
+
+FX_EXPORT int flexsc_wait_all(struct flexsc_queue *q, const flexsc_call_t *calls, unsigned n,
+			      int64_t *rets, const struct timespec *timeout)
+{
+	unsigned idx[64], *ip = idx, next = 0;
+	uint64_t deadline;
+	int err;
+
+	if (q && n > 64) {
+		ip = malloc(n * sizeof(*ip));
+		if (!ip)
+			return -ENOMEM;
+	}
+	err = validate(q, calls, n, ip);
+	if (!err)
+		err = deadline_of(timeout, &deadline);
+	while (!err && next < n) {
+		if (done(q, ip[next]))
+			next++;
+		else
+			err = block(q, deadline);
+	}
+	for (unsigned i = 0; !err && i < n; i++) {
+		int64_t r;
+		err = flexsc_poll(q, calls[i], &r);
+		if (!err && rets)
+			rets[i] = r;
+	}
+	if (ip != idx)
+		free(ip);
+	return err;
+}
+
+FX_EXPORT int flexsc_wait(struct flexsc_queue *q, const struct timespec *timeout)
+{
+	uint64_t deadline;
+	int err;
+
+	if (!q)
+		return -EINVAL;
+	err = deadline_of(timeout, &deadline);
+	while (!err && q->nready == 0) {
+		if (!q->npending && !remote_inflight(q))
+			return -ECHILD;
+		err = block(q, deadline);
+	}
+	return err ? err : (int)q->nready;
+}
+
+FX_EXPORT int64_t flexsc_syscall(struct flexsc_queue *q, long sysnum, unsigned nargs,
+				 const uint64_t *args)
+{
+	flexsc_call_t call;
+	int64_t ret;
+	int err = flexsc_post(q, sysnum, nargs, args, NULL, &call);
+
+	if (!err)
+		err = flexsc_wait_one(q, call, &ret, NULL);
+	return err ? err : ret;
+}

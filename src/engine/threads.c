@@ -1,0 +1,503 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Syscall threads: user-space threads, pinned to the syscall cores, that
+ * execute posted entries with the raw system call instruction, in the
+ * process's own address space, descriptor table and credentials.
+ *
+ * The problem. The paper's kernel threads could tell when one of them
+ * blocked and start another; user-space threads cannot. A call that blocks
+ * (a read on an empty pipe) must not hold up the calls behind it.
+ *
+ * The shape. Each queue has a submission ring (owner to threads) and a
+ * completion ring (threads to owner) of entry indices, in an fx_tq. The
+ * owner's side is single-producer/single-consumer with plain loads and
+ * stores. Several threads serve one queue, so a thread takes the queue's
+ * claim word (one compare-and-swap, on the threads' side only) for the few
+ * instructions it needs to push its last result and pop the next entry,
+ * and executes the call after letting go: while one thread blocks in the
+ * kernel the others keep draining. When every thread is executing and work
+ * is still queued, the pool grows (up to max_threads), which is the
+ * user-space version of the paper's "one syscall thread per entry".
+ *
+ * Sleeping. Idle threads spin for spin_us, then sleep on the pool's futex;
+ * the owner wakes them only if one is asleep (an eventcount: the owner
+ * publishes, fences, then reads the sleeper count; a sleeper counts itself,
+ * fences, then looks for work). The owner sleeps the same way on
+ * owner_sleep, which a thread clears with an exchange before waking it.
+ *
+ * Signals are blocked on every syscall thread, so the process's signals
+ * go to the application's threads, where handlers expect to run.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <immintrin.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "engine/engine.h"
+
+#define FX_POOL_SLOTS 256 /* queues one pool serves at once */
+
+struct fx_pool {
+	struct flexsc *fx;
+	_Atomic(struct fx_tq *) slots[FX_POOL_SLOTS];
+	_Alignas(FX_CACHELINE) _Atomic uint32_t work_seq; /* futex: bumped when work is posted */
+	_Atomic uint32_t sleepers;
+	_Alignas(FX_CACHELINE) _Atomic uint32_t busy;      /* threads inside a call */
+	_Atomic uint32_t nthreads;
+	_Atomic bool stop;
+	pthread_mutex_t lock; /* threads[], free_tqs, slot assignment */
+	pthread_t *threads;
+	unsigned max_threads;
+	struct fx_tq *free_tqs;
+	struct fx_tq *all_tqs[FX_POOL_SLOTS];
+	unsigned ntqs;
+};
+
+struct worker {
+	struct fx_pool *pool;
+	int cpu;           /* -1: not pinned */
+	uint32_t creds_seen;
+};
+
+static bool tq_has_work(struct fx_tq *tq)
+{
+	/* acquire: pairs with the release in fx_threads_commit */
+	return atomic_load_explicit(&tq->sq_tail, memory_order_acquire) !=
+	       atomic_load_explicit(&tq->sq_head, memory_order_relaxed);
+}
+
+static bool try_claim(struct fx_tq *tq)
+{
+	int free = 0;
+
+	return atomic_load_explicit(&tq->claim, memory_order_relaxed) == 0 &&
+	       atomic_compare_exchange_strong_explicit(&tq->claim, &free, 1, memory_order_acquire,
+						       memory_order_relaxed);
+}
+
+static void claim(struct fx_tq *tq)
+{
+	while (!try_claim(tq))
+		_mm_pause();
+}
+
+static void unclaim(struct fx_tq *tq)
+{
+	/* release: pairs with the acquire in try_claim */
+	atomic_store_explicit(&tq->claim, 0, memory_order_release);
+}
+
+/* Under claim: files a finished index for the owner. */
+static void push_completion(struct fx_tq *tq, unsigned idx)
+{
+	uint32_t t = atomic_load_explicit(&tq->cq_tail, memory_order_relaxed);
+
+	tq->cq[t & tq->mask] = (uint16_t)idx;
+	/* release: pairs with the acquire in fx_threads_harvest */
+	atomic_store_explicit(&tq->cq_tail, t + 1, memory_order_release);
+}
+
+/* After letting go of the claim: wakes the owner if it sleeps. */
+static void wake_owner(struct fx_tq *tq)
+{
+	/* seq_cst: pairs with the store of owner_sleep before the owner's last look */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&tq->owner_sleep, memory_order_relaxed) == FX_SLEEP_NONE)
+		return;
+	uint32_t how = atomic_exchange(&tq->owner_sleep, FX_SLEEP_NONE);
+	if (how == FX_SLEEP_FUTEX) {
+		fx_futex_wake(&tq->owner_sleep, 1);
+	} else if (how == FX_SLEEP_EVENTFD) {
+		uint64_t one = 1;
+		fx_raw_syscall6(SYS_write, tq->wake_fd, (long)&one, sizeof(one), 0, 0, 0);
+	}
+}
+
+/*
+ * Under claim: takes the next submitted index whose entry is still
+ * SUBMITTED (the owner may have cancelled it), or FX_NIL.
+ */
+static unsigned pop_submission(struct fx_tq *tq)
+{
+	uint32_t h = atomic_load_explicit(&tq->sq_head, memory_order_relaxed);
+
+	while (h != atomic_load_explicit(&tq->sq_tail, memory_order_acquire)) {
+		unsigned idx = tq->sq[h & tq->mask];
+		uint8_t expect = FLEXSC_SUBMITTED;
+
+		atomic_store_explicit(&tq->sq_head, ++h, memory_order_relaxed);
+		/* pairs with the compare-and-swap in fx_threads_cancel */
+		if (__atomic_compare_exchange_n(&tq->entries[idx].status, &expect, FLEXSC_BUSY, false,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return idx;
+	}
+	return FX_NIL;
+}
+
+static void maybe_grow(struct fx_pool *pool);
+
+struct chain_ctx {
+	struct fx_tq *tq;
+};
+
+static void chain_done(void *ctx, unsigned idx, int64_t ret)
+{
+	struct fx_tq *tq = ctx;
+
+	tq->entries[idx].ret = ret;
+	/* release: the owner reads ret after seeing DONE through the completion ring */
+	__atomic_store_n(&tq->entries[idx].status, FLEXSC_DONE, __ATOMIC_RELEASE);
+	claim(tq);
+	push_completion(tq, idx);
+	unclaim(tq);
+	wake_owner(tq);
+}
+
+/* Runs one entry (or chain) that this thread popped, then reports it. */
+static void execute(struct worker *w, struct fx_tq *tq, unsigned idx)
+{
+	struct fx_pool *pool = w->pool;
+	uint32_t busy = atomic_fetch_add(&pool->busy, 1) + 1;
+
+	if (busy >= atomic_load(&pool->nthreads) && tq_has_work(tq))
+		maybe_grow(pool);
+	fx_creds_apply_if_stale(&w->creds_seen);
+	if (tq->link[idx] != FX_NIL) {
+		/* the chain's later entries are published with op 0: they are ours */
+		for (unsigned i = tq->link[idx]; i != FX_NIL; i = tq->link[i])
+			__atomic_store_n(&tq->entries[i].status, FLEXSC_BUSY, __ATOMIC_RELAXED);
+		fx_chain_run(tq->entries, tq->link, idx, chain_done, tq);
+	} else {
+		struct flexsc_entry *e = &tq->entries[idx];
+
+		e->ret = fx_entry_exec(e);
+		__atomic_store_n(&e->status, FLEXSC_DONE, __ATOMIC_RELEASE);
+		claim(tq);
+		push_completion(tq, idx);
+		unclaim(tq);
+		wake_owner(tq);
+	}
+	atomic_fetch_sub(&pool->busy, 1);
+}
+
+/* One pass over the pool's queues. Returns whether it ran anything. */
+static bool serve(struct worker *w)
+{
+	bool ran = false;
+
+	for (unsigned s = 0; s < FX_POOL_SLOTS; s++) {
+		struct fx_tq *tq = atomic_load_explicit(&w->pool->slots[s], memory_order_acquire);
+
+		if (!tq || !tq_has_work(tq) || !try_claim(tq))
+			continue;
+		unsigned idx = pop_submission(tq);
+		unclaim(tq);
+		if (idx != FX_NIL) {
+			execute(w, tq, idx);
+			ran = true;
+			s--; /* drain the same queue while it has work: locality */
+		}
+	}
+	return ran;
+}
+
+static bool any_work(struct fx_pool *pool)
+{
+	for (unsigned s = 0; s < FX_POOL_SLOTS; s++) {
+		struct fx_tq *tq = atomic_load_explicit(&pool->slots[s], memory_order_acquire);
+		if (tq && tq_has_work(tq))
+			return true;
+	}
+	return false;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct fx_pool *pool = w->pool;
+
+	if (w->cpu >= 0) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(w->cpu, &set);
+		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	}
+	pthread_setname_np(pthread_self(), "flexsc-sys");
+	w->creds_seen = atomic_load(&fx_creds_gen);
+	while (!atomic_load_explicit(&pool->stop, memory_order_relaxed)) {
+		if (serve(w))
+			continue;
+		uint64_t spin_end = fx_now_ns() + (uint64_t)pool->fx->cfg.spin_us * 1000u;
+		bool found = false;
+		while (!found && fx_now_ns() < spin_end && !atomic_load(&pool->stop)) {
+			for (int i = 0; i < 64; i++)
+				_mm_pause();
+			found = any_work(pool);
+		}
+		if (found)
+			continue;
+		uint32_t seq = atomic_load(&pool->work_seq);
+		atomic_fetch_add(&pool->sleepers, 1);
+		/* seq_cst: pairs with the fence in fx_threads_commit */
+		atomic_thread_fence(memory_order_seq_cst);
+		if (!any_work(pool) && !atomic_load(&pool->stop))
+			fx_futex_wait(&pool->work_seq, seq, NULL);
+		atomic_fetch_sub(&pool->sleepers, 1);
+	}
+	free(w);
+	return NULL;
+}
+
+/* Starts one thread on cpu; with all signals blocked, which it inherits. */
+static int spawn(struct fx_pool *pool, int cpu)
+{
+	sigset_t all, old;
+	pthread_t t;
+	struct worker *w = calloc(1, sizeof(*w));
+	unsigned n = atomic_load(&pool->nthreads);
+
+	if (!w)
+		return -ENOMEM;
+	if (n >= pool->max_threads) {
+		free(w);
+		return -EAGAIN;
+	}
+	w->pool = pool;
+	w->cpu = cpu;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int err = pthread_create(&t, NULL, worker_main, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		free(w);
+		return -err;
+	}
+	pool->threads[n] = t;
+	atomic_store(&pool->nthreads, n + 1);
+	return 0;
+}
+
+static int cpu_for(const struct fx_pool *pool, unsigned i)
+{
+	const struct flexsc_config *c = &pool->fx->cfg;
+
+	return c->nr_syscall_cpus ? c->syscall_cpus[i % c->nr_syscall_cpus] : -1;
+}
+
+static void maybe_grow(struct fx_pool *pool)
+{
+	if (atomic_load(&pool->nthreads) >= pool->max_threads || pthread_mutex_trylock(&pool->lock))
+		return;
+	unsigned n = atomic_load(&pool->nthreads);
+	if (n < pool->max_threads && atomic_load(&pool->busy) >= n)
+		spawn(pool, cpu_for(pool, n));
+	pthread_mutex_unlock(&pool->lock);
+}
+
+int fx_pool_create(struct flexsc *fx)
+{
+	const struct flexsc_config *c = &fx->cfg;
+	struct fx_pool *pool = calloc(1, sizeof(*pool));
+	unsigned start = c->threads_per_cpu * (c->nr_syscall_cpus ? c->nr_syscall_cpus : 1);
+	int err = 0;
+
+	if (!pool)
+		return -ENOMEM;
+	pool->fx = fx;
+	pool->max_threads = c->max_threads;
+	pool->threads = calloc(pool->max_threads, sizeof(*pool->threads));
+	if (!pool->threads) {
+		free(pool);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&pool->lock, NULL);
+	fx->pool = pool;
+	pthread_mutex_lock(&pool->lock);
+	for (unsigned i = 0; i < start && !err; i++)
+		err = spawn(pool, cpu_for(pool, i));
+	pthread_mutex_unlock(&pool->lock);
+	if (err) {
+		fx_pool_destroy(pool);
+		fx->pool = NULL;
+	}
+	return err;
+}
+
+void fx_pool_destroy(struct fx_pool *pool)
+{
+	atomic_store(&pool->stop, true);
+	atomic_fetch_add(&pool->work_seq, 1);
+	fx_futex_wake(&pool->work_seq, INT32_MAX);
+	/* no queue is attached any more, so no thread is inside a call */
+	for (unsigned i = 0; i < atomic_load(&pool->nthreads); i++)
+		pthread_join(pool->threads[i], NULL);
+	for (unsigned i = 0; i < pool->ntqs; i++) {
+		struct fx_tq *tq = pool->all_tqs[i];
+		if (tq->wake_fd >= 0)
+			close(tq->wake_fd);
+		free(tq->sq);
+		free(tq->cq);
+		free(tq);
+	}
+	pthread_mutex_destroy(&pool->lock);
+	free(pool->threads);
+	free(pool);
+}
+
+int fx_pool_attach(struct fx_pool *pool, struct flexsc_queue *q)
+{
+	uint32_t size = 1;
+	struct fx_tq *tq;
+	int err = 0;
+
+	while (size < 2 * q->nentries)
+		size <<= 1; /* room for stale indices of cancelled calls: see fx_threads_cancel */
+	pthread_mutex_lock(&pool->lock);
+	tq = pool->free_tqs;
+	if (tq) {
+		pool->free_tqs = tq->next_free;
+	} else if (pool->ntqs == FX_POOL_SLOTS) {
+		err = -EMFILE;
+	} else if (!(tq = aligned_alloc(FX_CACHELINE, sizeof(*tq)))) {
+		err = -ENOMEM;
+	} else {
+		memset(tq, 0, sizeof(*tq));
+		tq->pool = pool;
+		tq->wake_fd = eventfd(0, EFD_CLOEXEC);
+		pool->all_tqs[pool->ntqs++] = tq;
+	}
+	if (!err && tq->cap < size) {
+		uint16_t *sq = realloc(tq->sq, size * sizeof(uint16_t));
+		uint16_t *cq = sq ? realloc(tq->cq, size * sizeof(uint16_t)) : NULL;
+		if (sq)
+			tq->sq = sq;
+		if (cq)
+			tq->cq = cq;
+		if (!sq || !cq) {
+			tq->next_free = pool->free_tqs;
+			pool->free_tqs = tq;
+			err = -ENOMEM;
+		} else {
+			tq->cap = size;
+		}
+	}
+	if (!err) {
+		tq->entries = q->entries;
+		tq->link = q->link;
+		tq->mask = size - 1;
+		atomic_store(&tq->sq_head, 0);
+		atomic_store(&tq->sq_tail, 0);
+		atomic_store(&tq->cq_head, 0);
+		atomic_store(&tq->cq_tail, 0);
+		atomic_store(&tq->owner_sleep, FX_SLEEP_NONE);
+		for (unsigned s = 0; s < FX_POOL_SLOTS; s++) {
+			if (!atomic_load(&pool->slots[s])) {
+				/* release: the rings' reset above is visible to a thread that finds tq */
+				atomic_store_explicit(&pool->slots[s], tq, memory_order_release);
+				break;
+			}
+		}
+		q->tq = tq;
+	}
+	pthread_mutex_unlock(&pool->lock);
+	return err;
+}
+
+/* The queue has nothing in flight on its threads. tq's memory stays valid for the pool's life. */
+void fx_pool_detach(struct flexsc_queue *q)
+{
+	struct fx_tq *tq = q->tq;
+	struct fx_pool *pool = tq->pool;
+
+	pthread_mutex_lock(&pool->lock);
+	for (unsigned s = 0; s < FX_POOL_SLOTS; s++)
+		if (atomic_load(&pool->slots[s]) == tq)
+			atomic_store(&pool->slots[s], NULL);
+	/* a thread that found tq before the store may still hold the claim for an instant */
+	claim(tq);
+	unclaim(tq);
+	tq->next_free = pool->free_tqs;
+	pool->free_tqs = tq;
+	pthread_mutex_unlock(&pool->lock);
+	q->tq = NULL;
+}
+
+void fx_threads_add(struct flexsc_queue *q, unsigned idx)
+{
+	struct fx_tq *tq = q->tq;
+	uint32_t t = atomic_load_explicit(&tq->sq_tail, memory_order_relaxed);
+
+	tq->sq[t & tq->mask] = (uint16_t)idx;
+	atomic_store_explicit(&tq->sq_tail, t + 1, memory_order_relaxed);
+}
+
+void fx_threads_commit(struct flexsc_queue *q)
+{
+	struct fx_pool *pool = q->tq->pool;
+
+	/* release: pairs with the acquire in tq_has_work; seq_cst: with the sleeper's fence */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&pool->sleepers, memory_order_relaxed)) {
+		atomic_fetch_add(&pool->work_seq, 1);
+		fx_futex_wake(&pool->work_seq, 1);
+	}
+}
+
+int fx_threads_harvest(struct flexsc_queue *q)
+{
+	struct fx_tq *tq = q->tq;
+	uint32_t h = atomic_load_explicit(&tq->cq_head, memory_order_relaxed);
+	/* acquire: pairs with the release in push_completion */
+	uint32_t t = atomic_load_explicit(&tq->cq_tail, memory_order_acquire);
+	int n = 0;
+
+	for (; h != t; h++, n++) {
+		unsigned idx = tq->cq[h & tq->mask];
+		fx_queue_complete(q, idx, tq->entries[idx].ret);
+	}
+	atomic_store_explicit(&tq->cq_head, h, memory_order_release);
+	return n;
+}
+
+int fx_threads_sleep(struct flexsc_queue *q, const struct timespec *rel)
+{
+	struct fx_tq *tq = q->tq;
+
+	/* seq_cst: pairs with the fence in wake_owner */
+	atomic_store(&tq->owner_sleep, FX_SLEEP_FUTEX);
+	if (atomic_load(&tq->cq_tail) != atomic_load_explicit(&tq->cq_head, memory_order_relaxed)) {
+		atomic_store(&tq->owner_sleep, FX_SLEEP_NONE);
+		return 0;
+	}
+	int err = fx_futex_wait(&tq->owner_sleep, FX_SLEEP_FUTEX, rel);
+	atomic_store(&tq->owner_sleep, FX_SLEEP_NONE);
+	return err == -EAGAIN || err == -EINTR ? 0 : err;
+}
+
+/* Wins only against a thread that has not popped the entry yet. */
+int fx_threads_cancel(struct flexsc_queue *q, unsigned idx)
+{
+	struct fx_tq *tq = q->tq;
+	uint8_t expect = FLEXSC_SUBMITTED;
+
+	if (q->slots[idx].chained)
+		return -EALREADY;
+	/*
+	 * A cancelled index stays in the submission ring until a thread pops
+	 * and skips it; the ring has room for one such stale index per live
+	 * one, and no more.
+	 */
+	if (atomic_load(&tq->sq_tail) - atomic_load(&tq->sq_head) >= tq->mask / 2)
+		return -EALREADY;
+	if (!__atomic_compare_exchange_n(&q->entries[idx].status, &expect, FLEXSC_BUSY, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return -EALREADY;
+	fx_queue_complete(q, idx, -ECANCELED);
+	return 0;
+}

@@ -1,0 +1,551 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The io_uring engine: each queue's syscall pages feed a private ring.
+ *
+ * The ring's submission queue is the shared page the kernel reads: a flush
+ * translates each pending entry into an SQE and ends with one
+ * io_uring_enter for the whole batch (none with SQPOLL while its thread is
+ * awake; liburing adds IORING_ENTER_SQ_WAKEUP when it has gone idle).
+ * Completions come back through the CQ, which only the owner reads.
+ *
+ * Which calls: the system table names the opcode that serves a call, the
+ * probe says whether this kernel has it, and map() decides whether these
+ * particular arguments mean the same thing to io_uring as to the system
+ * call (pread at offset -1, recvfrom with an address, lengths wider than 32
+ * bits and so on do not, and take the fallback route). The result must be
+ * bit for bit what the system call would return.
+ *
+ * Credentials: an SQPOLL thread keeps its creator's; after a change the
+ * owner registers a personality (its current credentials) and every later
+ * SQE carries it. Without SQPOLL the submitter's current credentials
+ * apply, inline and in io-wq workers alike.
+ *
+ * Waking for syscall-thread completions while asleep in io_uring_enter: an
+ * eventfd read is armed on the ring, and the syscall threads write to the
+ * eventfd when the owner says it sleeps that way.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/systab.h"
+#include "engine/engine.h"
+
+#define UD_WAKE (~0ull)
+#define UD_IGNORE (~0ull - 1)
+
+struct fx_uring {
+	struct io_uring ring;
+	bool sqpoll;
+	bool direct;           /* a sparse table of direct descriptors, one slot per entry */
+	bool wake_armed;       /* an eventfd read is in flight */
+	unsigned personality;  /* 0: the creator's credentials are current */
+	uint64_t wake_buf;
+};
+
+static bool op_supported(const struct flexsc *fx, unsigned op)
+{
+	return op < 8 * sizeof(fx->uring_ops) && (fx->uring_ops[op / 8] & (1u << (op % 8)));
+}
+
+void fx_uring_probe(struct flexsc *fx)
+{
+	struct io_uring_probe *p = io_uring_get_probe();
+
+	fx->uring_ok = false;
+	if (!p)
+		return;
+	for (unsigned op = 0; op <= p->last_op && op < 8 * sizeof(fx->uring_ops); op++)
+		if (p->ops[op].flags & IO_URING_OP_SUPPORTED)
+			fx->uring_ops[op / 8] |= (uint8_t)(1u << (op % 8));
+	io_uring_free_probe(p);
+	fx->uring_ok = true;
+	if (atomic_load(&fx_seccomp_state) != FX_SECCOMP_NONE) {
+		fx_warn(fx, "a seccomp filter is installed and io_uring would bypass it; "
+			    "not using io_uring");
+		fx->uring_ok = false;
+	}
+}
+
+int fx_uring_create(struct flexsc_queue *q)
+{
+	const struct flexsc_config *c = &q->fx->cfg;
+	struct fx_uring *r = calloc(1, sizeof(*r));
+	struct io_uring_params p;
+	int err;
+
+	if (!r)
+		return -ENOMEM;
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_CQSIZE;
+	p.cq_entries = 4 * q->nentries;
+	if (c->sqpoll) {
+		p.flags |= IORING_SETUP_SQPOLL;
+		p.sq_thread_idle = c->sqpoll_idle_ms;
+		if (c->nr_syscall_cpus) {
+			p.flags |= IORING_SETUP_SQ_AFF;
+			p.sq_thread_cpu = (unsigned)c->syscall_cpus[0];
+		}
+	} else {
+		p.flags |= IORING_SETUP_SINGLE_ISSUER;
+	}
+	err = io_uring_queue_init_params(2 * q->nentries, &r->ring, &p);
+	if (err == -EINVAL && (p.flags & IORING_SETUP_SINGLE_ISSUER)) {
+		/* kernels before 6.0 */
+		p.flags &= ~IORING_SETUP_SINGLE_ISSUER;
+		err = io_uring_queue_init_params(2 * q->nentries, &r->ring, &p);
+	}
+	if (err) {
+		fx_warn(q->fx, "io_uring setup failed (%s); this queue uses the fallback engine",
+			strerror(-err));
+		free(r);
+		return err;
+	}
+	r->sqpoll = c->sqpoll;
+	unsigned workers[2] = { c->iowq_max_workers, c->iowq_max_workers };
+	io_uring_register_iowq_max_workers(&r->ring, workers);
+	r->direct = io_uring_register_files_sparse(&r->ring, q->nentries) == 0;
+	q->creds_gen = atomic_load(&fx_creds_gen);
+	q->ring = r;
+	return 0;
+}
+
+void fx_uring_destroy(struct flexsc_queue *q)
+{
+	io_uring_queue_exit(&q->ring->ring);
+	free(q->ring);
+	q->ring = NULL;
+}
+
+static bool fits32(uint64_t v)
+{
+	return v <= UINT32_MAX;
+}
+
+static bool nonneg(uint64_t off)
+{
+	return (int64_t)off >= 0;
+}
+
+/*
+ * Translates entry e into sqe. Returns false when io_uring would not give
+ * exactly the system call's result for these arguments.
+ */
+static bool map(const struct flexsc_entry *e, struct io_uring_sqe *sqe)
+{
+	const uint64_t *a = e->args;
+	void *p0 = (void *)(uintptr_t)a[0], *p1 = (void *)(uintptr_t)a[1];
+	void *p2 = (void *)(uintptr_t)a[2], *p3 = (void *)(uintptr_t)a[3];
+	int fd = (int)a[0];
+
+	switch (e->sysnum) {
+	case SYS_read:
+		if (!fits32(a[2]))
+			return false;
+		io_uring_prep_read(sqe, fd, p1, (unsigned)a[2], -1);
+		return true;
+	case SYS_write:
+		if (!fits32(a[2]))
+			return false;
+		io_uring_prep_write(sqe, fd, p1, (unsigned)a[2], -1);
+		return true;
+	case SYS_pread64:
+		if (!fits32(a[2]) || !nonneg(a[3]))
+			return false;
+		io_uring_prep_read(sqe, fd, p1, (unsigned)a[2], a[3]);
+		return true;
+	case SYS_pwrite64:
+		if (!fits32(a[2]) || !nonneg(a[3]))
+			return false;
+		io_uring_prep_write(sqe, fd, p1, (unsigned)a[2], a[3]);
+		return true;
+	case SYS_readv:
+		io_uring_prep_readv(sqe, fd, p1, (unsigned)a[2], -1);
+		return fits32(a[2]);
+	case SYS_writev:
+		io_uring_prep_writev(sqe, fd, p1, (unsigned)a[2], -1);
+		return fits32(a[2]);
+	case SYS_preadv:
+	case SYS_pwritev:
+		if (!fits32(a[2]) || !nonneg(a[3]))
+			return false;
+		io_uring_prep_rw(e->sysnum == SYS_preadv ? IORING_OP_READV : IORING_OP_WRITEV,
+				 sqe, fd, p1, (unsigned)a[2], a[3]);
+		return true;
+	case SYS_preadv2:
+	case SYS_pwritev2:
+		/* offset -1 means the file position for both */
+		if (!fits32(a[2]) || ((int64_t)a[3] < -1))
+			return false;
+		io_uring_prep_rw(e->sysnum == SYS_preadv2 ? IORING_OP_READV : IORING_OP_WRITEV,
+				 sqe, fd, p1, (unsigned)a[2], a[3]);
+		sqe->rw_flags = (int)a[5];
+		return true;
+	case SYS_fsync:
+		io_uring_prep_fsync(sqe, fd, 0);
+		return true;
+	case SYS_fdatasync:
+		io_uring_prep_fsync(sqe, fd, IORING_FSYNC_DATASYNC);
+		return true;
+	case SYS_sync_file_range:
+		if (!fits32(a[2]))
+			return false;
+		io_uring_prep_sync_file_range(sqe, fd, (unsigned)a[2], a[1], (int)a[3]);
+		return true;
+	case SYS_open:
+		io_uring_prep_openat(sqe, AT_FDCWD, p0, (int)a[1], (mode_t)a[2]);
+		return true;
+	case SYS_creat:
+		io_uring_prep_openat(sqe, AT_FDCWD, p0, O_CREAT | O_WRONLY | O_TRUNC, (mode_t)a[1]);
+		return true;
+	case SYS_openat:
+		io_uring_prep_openat(sqe, fd, p1, (int)a[2], (mode_t)a[3]);
+		return true;
+	case SYS_openat2:
+		io_uring_prep_rw(IORING_OP_OPENAT2, sqe, fd, p1, (unsigned)a[3], (uint64_t)a[2]);
+		return fits32(a[3]);
+	case SYS_close:
+		io_uring_prep_close(sqe, fd);
+		return true;
+	case SYS_statx:
+		io_uring_prep_statx(sqe, fd, p1, (int)a[2], (unsigned)a[3], (void *)(uintptr_t)a[4]);
+		return true;
+	case SYS_accept:
+		io_uring_prep_accept(sqe, fd, p1, p2, 0);
+		return true;
+	case SYS_accept4:
+		io_uring_prep_accept(sqe, fd, p1, p2, (int)a[3]);
+		return true;
+	case SYS_connect:
+		io_uring_prep_connect(sqe, fd, p1, (socklen_t)a[2]);
+		return true;
+	case SYS_recvfrom:
+		if (a[4] || !fits32(a[2]))
+			return false; /* io_uring's recv reports no source address */
+		io_uring_prep_recv(sqe, fd, p1, (size_t)a[2], (int)a[3]);
+		return true;
+	case SYS_sendto:
+		if (a[4] || !fits32(a[2]))
+			return false;
+		io_uring_prep_send(sqe, fd, p1, (size_t)a[2], (int)a[3]);
+		return true;
+	case SYS_recvmsg:
+		io_uring_prep_recvmsg(sqe, fd, p1, (unsigned)a[2]);
+		return true;
+	case SYS_sendmsg:
+		io_uring_prep_sendmsg(sqe, fd, p1, (unsigned)a[2]);
+		return true;
+	case SYS_shutdown:
+		io_uring_prep_shutdown(sqe, fd, (int)a[1]);
+		return true;
+	case SYS_fallocate:
+		io_uring_prep_fallocate(sqe, fd, (int)a[1], (off_t)a[2], (off_t)a[3]);
+		return true;
+	case SYS_fadvise64:
+		if (!fits32(a[2]))
+			return false;
+		io_uring_prep_fadvise(sqe, fd, a[1], (off_t)a[2], (int)a[3]);
+		return true;
+	case SYS_madvise:
+		if (!fits32(a[1]))
+			return false;
+		io_uring_prep_madvise(sqe, p0, (off_t)a[1], (int)a[2]);
+		return true;
+	case SYS_rename:
+		io_uring_prep_renameat(sqe, AT_FDCWD, p0, AT_FDCWD, p1, 0);
+		return true;
+	case SYS_renameat:
+		io_uring_prep_renameat(sqe, fd, p1, (int)a[2], p3, 0);
+		return true;
+	case SYS_renameat2:
+		io_uring_prep_renameat(sqe, fd, p1, (int)a[2], p3, (unsigned)a[4]);
+		return true;
+	case SYS_unlink:
+		io_uring_prep_unlinkat(sqe, AT_FDCWD, p0, 0);
+		return true;
+	case SYS_rmdir:
+		io_uring_prep_unlinkat(sqe, AT_FDCWD, p0, AT_REMOVEDIR);
+		return true;
+	case SYS_unlinkat:
+		io_uring_prep_unlinkat(sqe, fd, p1, (int)a[2]);
+		return true;
+	case SYS_mkdir:
+		io_uring_prep_mkdirat(sqe, AT_FDCWD, p0, (mode_t)a[1]);
+		return true;
+	case SYS_mkdirat:
+		io_uring_prep_mkdirat(sqe, fd, p1, (mode_t)a[2]);
+		return true;
+	case SYS_symlink:
+		io_uring_prep_symlinkat(sqe, p0, AT_FDCWD, p1);
+		return true;
+	case SYS_symlinkat:
+		io_uring_prep_symlinkat(sqe, p0, (int)a[1], p2);
+		return true;
+	case SYS_link:
+		io_uring_prep_linkat(sqe, AT_FDCWD, p0, AT_FDCWD, p1, 0);
+		return true;
+	case SYS_linkat:
+		io_uring_prep_linkat(sqe, fd, p1, (int)a[2], p3, (int)a[4]);
+		return true;
+	case SYS_splice:
+		/* the system call updates the offsets it points to; io_uring takes them by value */
+		if (a[1] || a[3] || !fits32(a[4]))
+			return false;
+		io_uring_prep_splice(sqe, fd, -1, (int)a[2], -1, (unsigned)a[4], (unsigned)a[5]);
+		return true;
+	case SYS_tee:
+		if (!fits32(a[2]))
+			return false;
+		io_uring_prep_tee(sqe, fd, (int)a[1], (unsigned)a[2], (unsigned)a[3]);
+		return true;
+	case SYS_epoll_ctl:
+		io_uring_prep_epoll_ctl(sqe, fd, (int)a[2], (int)a[1], p3);
+		return true;
+	case SYS_socket:
+		io_uring_prep_socket(sqe, fd, (int)a[1], (int)a[2], 0);
+		return true;
+	case SYS_setxattr:
+		io_uring_prep_setxattr(sqe, p1, p2, p0, (int)a[4], (unsigned)a[3]);
+		return fits32(a[3]);
+	case SYS_fsetxattr:
+		io_uring_prep_fsetxattr(sqe, fd, p1, p2, (int)a[4], (unsigned)a[3]);
+		return fits32(a[3]);
+	case SYS_getxattr:
+		io_uring_prep_getxattr(sqe, p1, p2, p0, (unsigned)a[3]);
+		return fits32(a[3]);
+	case SYS_fgetxattr:
+		io_uring_prep_fgetxattr(sqe, fd, p1, p2, (unsigned)a[3]);
+		return fits32(a[3]);
+	case SYS_ftruncate:
+		io_uring_prep_rw(FX_IORING_OP_FTRUNCATE, sqe, fd, NULL, 0, a[1]);
+		return true;
+	case SYS_bind:
+		/* the kernel reads the address length from sqe->addr2 */
+		io_uring_prep_rw(FX_IORING_OP_BIND, sqe, fd, p1, 0, a[2]);
+		return true;
+	case SYS_listen:
+		io_uring_prep_rw(FX_IORING_OP_LISTEN, sqe, fd, NULL, (unsigned)a[1], 0);
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Calls whose first argument is a descriptor that io_uring can take as a direct one. */
+static bool takes_fixed_fd(long nr)
+{
+	switch (nr) {
+	case SYS_read: case SYS_write: case SYS_pread64: case SYS_pwrite64:
+	case SYS_readv: case SYS_writev: case SYS_preadv: case SYS_pwritev:
+	case SYS_preadv2: case SYS_pwritev2: case SYS_fsync: case SYS_fdatasync:
+	case SYS_recvfrom: case SYS_sendto: case SYS_recvmsg: case SYS_sendmsg:
+	case SYS_connect: case SYS_accept: case SYS_accept4: case SYS_shutdown:
+	case SYS_fallocate: case SYS_close:
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool fx_uring_can(const struct flexsc *fx, const struct flexsc_entry *e, bool chained_fd)
+{
+	const struct fx_sysdesc *d = fx_sysdesc(e->sysnum);
+	struct io_uring_sqe scratch;
+
+	if (!d || d->uring_op == FX_NO_OPCODE || !op_supported(fx, d->uring_op))
+		return false;
+	if (chained_fd) {
+		for (unsigned a = 1; a < FLEXSC_MAX_ARGS; a++)
+			if (e->args[a] == FLEXSC_CHAIN_FD)
+				return false;
+		if (e->args[0] == FLEXSC_CHAIN_FD && !takes_fixed_fd(e->sysnum))
+			return false;
+	}
+	memset(&scratch, 0, sizeof(scratch));
+	return map(e, &scratch);
+}
+
+static struct io_uring_sqe *get_sqe(struct flexsc_queue *q)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring->ring);
+
+	if (!sqe) {
+		/* SQ full: hand what we have to the kernel and take a slot again */
+		io_uring_submit(&q->ring->ring);
+		sqe = io_uring_get_sqe(&q->ring->ring);
+	}
+	return sqe;
+}
+
+static void set_creds(struct fx_uring *r, struct io_uring_sqe *sqe)
+{
+	sqe->personality = (uint16_t)r->personality;
+}
+
+void fx_uring_add(struct flexsc_queue *q, unsigned idx)
+{
+	struct io_uring_sqe *sqe = get_sqe(q);
+	struct flexsc_entry *e = &q->entries[idx];
+
+	if (fx_unlikely(!sqe)) {
+		/* the kernel took nothing: run it here rather than lose it */
+		fx_queue_complete(q, idx, fx_sync_run(e));
+		return;
+	}
+	map(e, sqe);
+	set_creds(q->ring, sqe);
+	io_uring_sqe_set_data64(sqe, idx + 1);
+	__atomic_store_n(&e->status, FLEXSC_BUSY, __ATOMIC_RELAXED);
+}
+
+/*
+ * A chain as hard-linked SQEs. The descriptor that op 0 opens goes into the
+ * direct descriptor slot numbered like op 0's entry, which no other chain in
+ * flight can hold.
+ */
+void fx_uring_add_chain(struct flexsc_queue *q, unsigned first)
+{
+	struct fx_uring *r = q->ring;
+	bool fd = q->slots[first].chain_fd;
+	unsigned slot = first;
+
+	for (unsigned i = first; i != FX_NIL; i = q->link[i]) {
+		struct io_uring_sqe *sqe = get_sqe(q);
+		struct flexsc_entry *e = &q->entries[i];
+		struct flexsc_entry local = *e;
+
+		if (!sqe) {
+			/* cannot happen with an SQ twice the entries; keep the results coherent */
+			fx_queue_complete(q, i, -ECANCELED);
+			continue;
+		}
+		if (fd && i == first) {
+			if (e->sysnum == SYS_socket)
+				io_uring_prep_socket_direct(sqe, (int)e->args[0], (int)e->args[1],
+							    (int)e->args[2], slot, 0);
+			else if (e->sysnum == SYS_open)
+				io_uring_prep_openat_direct(sqe, AT_FDCWD, (void *)(uintptr_t)e->args[0],
+							    (int)e->args[1], (mode_t)e->args[2], slot);
+			else
+				io_uring_prep_openat_direct(sqe, (int)e->args[0],
+							    (void *)(uintptr_t)e->args[1],
+							    (int)e->args[2], (mode_t)e->args[3], slot);
+		} else if (fd && e->args[0] == FLEXSC_CHAIN_FD && e->sysnum == SYS_close) {
+			io_uring_prep_close_direct(sqe, slot);
+		} else if (fd && e->args[0] == FLEXSC_CHAIN_FD) {
+			local.args[0] = slot;
+			map(&local, sqe);
+			sqe->flags |= IOSQE_FIXED_FILE;
+		} else {
+			map(e, sqe);
+		}
+		if (q->link[i] != FX_NIL)
+			sqe->flags |= IOSQE_IO_HARDLINK;
+		set_creds(r, sqe);
+		io_uring_sqe_set_data64(sqe, i + 1);
+		__atomic_store_n(&e->status, FLEXSC_BUSY, __ATOMIC_RELAXED);
+	}
+}
+
+int fx_uring_commit(struct flexsc_queue *q)
+{
+	int r = io_uring_submit(&q->ring->ring);
+
+	/* -EAGAIN/-EBUSY: the SQEs stay queued and go with the next submit or wait */
+	return r < 0 ? r : 0;
+}
+
+int fx_uring_harvest(struct flexsc_queue *q)
+{
+	struct fx_uring *r = q->ring;
+	struct io_uring_cqe *cqe;
+	unsigned head, seen = 0;
+	int n = 0;
+
+	io_uring_for_each_cqe(&r->ring, head, cqe) {
+		uint64_t ud = cqe->user_data;
+
+		seen++;
+		if (ud == UD_WAKE)
+			r->wake_armed = false;
+		else if (ud != UD_IGNORE) {
+			fx_queue_complete(q, (unsigned)(ud - 1), cqe->res);
+			n++;
+		}
+	}
+	io_uring_cq_advance(&r->ring, seen);
+	return n;
+}
+
+int fx_uring_sleep(struct flexsc_queue *q, const struct timespec *rel, bool also_threads)
+{
+	struct fx_uring *r = q->ring;
+	struct __kernel_timespec ts;
+	struct io_uring_cqe *cqe;
+
+	if (also_threads) {
+		if (!r->wake_armed) {
+			struct io_uring_sqe *sqe = get_sqe(q);
+			if (sqe) {
+				io_uring_prep_read(sqe, q->tq->wake_fd, &r->wake_buf, sizeof(r->wake_buf), 0);
+				io_uring_sqe_set_data64(sqe, UD_WAKE);
+				r->wake_armed = true;
+			}
+		}
+		/* seq_cst: pairs with the exchange in the syscall thread's completion push */
+		atomic_store(&q->tq->owner_sleep, FX_SLEEP_EVENTFD);
+		if (atomic_load(&q->tq->cq_tail) != atomic_load_explicit(&q->tq->cq_head, memory_order_relaxed)) {
+			atomic_store(&q->tq->owner_sleep, FX_SLEEP_NONE);
+			io_uring_submit(&r->ring);
+			return 0;
+		}
+	}
+	if (rel) {
+		ts.tv_sec = rel->tv_sec;
+		ts.tv_nsec = rel->tv_nsec;
+	}
+	int err = io_uring_submit_and_wait_timeout(&r->ring, &cqe, 1, rel ? &ts : NULL, NULL);
+	if (also_threads)
+		atomic_store(&q->tq->owner_sleep, FX_SLEEP_NONE);
+	return err < 0 ? err : 0;
+}
+
+int fx_uring_cancel(struct flexsc_queue *q, unsigned idx)
+{
+	struct io_uring_sqe *sqe = get_sqe(q);
+
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_cancel64(sqe, idx + 1, 0);
+	io_uring_sqe_set_data64(sqe, UD_IGNORE);
+	io_uring_submit(&q->ring->ring);
+	return 0;
+}
+
+/* SQPOLL only: make later SQEs carry the owner's current credentials. */
+void fx_uring_sync_creds(struct flexsc_queue *q)
+{
+	struct fx_uring *r = q->ring;
+	uint32_t gen = atomic_load_explicit(&fx_creds_gen, memory_order_relaxed);
+
+	if (!r->sqpoll || q->creds_gen == gen)
+		return;
+	int id = io_uring_register_personality(&r->ring);
+	if (id < 0) {
+		/* cannot follow the change: no more calls through this ring */
+		fx_warn(q->fx, "cannot register the new credentials with io_uring (%s); "
+			       "this queue stops using io_uring", strerror(-id));
+		q->ring_off = true;
+	} else {
+		if (r->personality)
+			io_uring_unregister_personality(&r->ring, (int)r->personality);
+		r->personality = (unsigned)id;
+	}
+	q->creds_gen = gen;
+}

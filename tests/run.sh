@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs every test program under BUILD/tests with a timeout each and prints
+# one line per test, then "N passed, N failed, N skipped". Exit 1 on any
+# failure. Usage: tests/run.sh BUILD [NAME-PATTERN]
+set -u
+build=${1:?usage: tests/run.sh BUILD [PATTERN]}
+pattern=${2:-*}
+timeout_s=${FLEXSC_TEST_TIMEOUT:-300}
+pass=0 fail=0 skip=0 failed=()
+log=$build/test-logs
+mkdir -p "$log"
+for t in "$build"/tests/$pattern; do
+	[ -x "$t" ] && [ -f "$t" ] || continue
+	name=$(basename "$t")
+	start=$(date +%s%N)
+	timeout -k 5 "$timeout_s" "$t" >"$log/$name.log" 2>&1
+	rc=$?
+	ms=$((($(date +%s%N) - start) / 1000000))
+	secs=$((ms / 1000)).$((ms % 1000 / 100))
+	case $rc in
+	0) pass=$((pass + 1)); printf 'PASS %-32s %6ss\n' "$name" "$secs" ;;
+	77) skip=$((skip + 1)); printf 'SKIP %-32s %s\n' "$name" "$(grep -m1 '^skip:' "$log/$name.log" | cut -c7-)" ;;
+	124|137) fail=$((fail + 1)); failed+=("$name"); printf 'FAIL %-32s timed out after %ss\n' "$name" "$timeout_s" ;;
+	*) fail=$((fail + 1)); failed+=("$name"); printf 'FAIL %-32s exit %s\n' "$name" "$rc" ;;
+	esac
+done
+for name in "${failed[@]}"; do
+	echo "--- $name (last lines of $log/$name.log)"
+	tail -n 20 "$log/$name.log"
+done
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]
