@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test program under BUILD/tests with a timeout each and prints
+# Runs every test program under BUILD/tests, and every tests/shell/*.sh
+# (with FLEXSC_BUILD=BUILD in its environment), with a timeout each and prints
 # one line per test, then "N passed, N failed, N skipped". Exit 1 on any
 # failure. Usage: tests/run.sh BUILD [NAME-PATTERN]
 set -u
@@ -9,9 +10,11 @@ timeout_s=${FLEXSC_TEST_TIMEOUT:-300}
 pass=0 fail=0 skip=0 failed=()
 log=$build/test-logs
 mkdir -p "$log"
-for t in "$build"/tests/$pattern; do
+here=$(cd "$(dirname "$0")" && pwd)
+export FLEXSC_BUILD=$(cd "$build" && pwd)
+for t in "$build"/tests/$pattern "$here"/shell/$pattern.sh; do
 	[ -x "$t" ] && [ -f "$t" ] || continue
-	name=$(basename "$t")
+	name=$(basename "$t" .sh)
 	start=$(date +%s%N)
 	timeout -k 5 "$timeout_s" "$t" >"$log/$name.log" 2>&1
 	rc=$?

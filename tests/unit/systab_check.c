@@ -4,8 +4,7 @@
  * the exact set of io_uring-served calls, and spot checks of numbers,
  * classes and argument counts. Exits 0 when every check passes, 1 otherwise.
  *
- *   gcc -std=c11 -Wall -Wextra -Werror -Iinclude -Isrc \
- *	src/core/systab.c tests/unit/systab_check.c -o systab_check
+ *   (built by make test, which links it like every test)
  */
 /* First: under -std=c11 it sets the feature macros its own includes need. */
 #include <liburing.h>
@@ -14,7 +13,8 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-#include "core/systab.h"
+/* white-box: the table is hidden inside libflexsc.so */
+#include "core/systab.c"
 
 static int failures;
 
