@@ -38,7 +38,7 @@ TEST_BIN  := $(TEST_SRC:tests/unit/%.c=$(B)/tests/%)
 TOOL_SRC  := $(wildcard tools/*.c)
 TOOL_BIN  := $(TOOL_SRC:tools/%.c=$(B)/%)
 
-.PHONY: all lib test demo bench fuzz install deps clean check-deps
+.PHONY: all lib test demo bench fuzz install deps deps-build deps-test clean
 all: lib $(TOOL_BIN) $(TEST_BIN)
 lib: $(LIB_SO)
 
@@ -67,22 +67,29 @@ $(B)/%: tools/%.c $(LIB_SO)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) $< -o $@ $(LDFLAGS) \
 		-L$(B) -Wl,-rpath,$(abspath $(B)) -lflexsc $(LIBS) -lm
 
+# As root these install what is missing; otherwise they say what to install.
 deps:
 	@scripts/deps.sh
 
-check-deps:
-	@scripts/deps.sh --check
+deps-build:
+	@scripts/deps.sh build
 
-test: check-deps all
+deps-test:
+	@scripts/deps.sh build test
+
+test: deps-test
+	@$(MAKE) --no-print-directory all
 	@tests/run.sh $(B)
 
-demo: deps all
+demo: deps
+	@$(MAKE) --no-print-directory all
 	@$(B)/flexsc-bench demo
 
-bench: deps all
+bench: deps
+	@$(MAKE) --no-print-directory all
 	@bench/run.sh $(B)
 
-fuzz: check-deps
+fuzz: deps-test
 	@tests/fuzz/run.sh
 
 install: lib

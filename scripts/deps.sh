@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs what flexsc needs from Debian 12 and is missing: as root with
+# apt-get; otherwise prints the exact command to run and fails.
+# Usage: scripts/deps.sh [--check] [GROUP...]   GROUP: build test bench (default: all)
+#   --check  install nothing; fail with the list if anything is missing
+set -eu
+
+declare -A group=(
+	[build]="gcc make libc6-dev liburing-dev pkg-config"
+	[test]="clang libclang-rt-14-dev procps"
+	[bench]="python3 python3-matplotlib valgrind"
+)
+
+check=0
+groups=()
+for a in "$@"; do
+	case $a in
+	--check) check=1 ;;
+	build|test|bench) groups+=("$a") ;;
+	*) echo "scripts/deps.sh: unknown argument '$a' (groups: build test bench; --check)" >&2; exit 2 ;;
+	esac
+done
+[ ${#groups[@]} -gt 0 ] || groups=(build test bench)
+
+missing=()
+for g in "${groups[@]}"; do
+	for p in ${group[$g]}; do
+		if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+			missing+=("$p")
+		fi
+	done
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$check" = 1 ] || [ "$(id -u)" != 0 ]; then
+	echo "flexsc needs these Debian packages: ${missing[*]}" >&2
+	echo "install them with: sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+	exit 1
+fi
+echo "flexsc: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
