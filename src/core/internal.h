@@ -148,6 +148,11 @@ extern _Atomic uint32_t fx_seccomp_state;
 void fx_creds_apply_if_stale(uint32_t *seen_gen);
 void fx_creds_probe_seccomp(void);
 
+/* descriptors with socket timeouts io_uring would ignore (src/core/sockopt.c) */
+extern _Atomic bool fx_fd_marks_used;
+bool fx_fd_timed(int fd);
+void fx_fd_track_result(const struct flexsc_entry *e, int64_t ret);
+
 void fx_warn(const struct flexsc *fx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -96,6 +96,8 @@ void fx_queue_complete(struct flexsc_queue *q, unsigned idx, int64_t ret)
 	struct flexsc_entry *e = &q->entries[idx];
 	struct fx_slot *s = &q->slots[idx];
 
+	if (fx_unlikely(atomic_load_explicit(&fx_fd_marks_used, memory_order_relaxed)) && ret >= 0)
+		fx_fd_track_result(e, ret);
 	e->ret = ret;
 	/* release: the owner is the reader too, but an observer of the page must see ret before DONE */
 	__atomic_store_n(&e->status, FLEXSC_DONE, __ATOMIC_RELEASE);

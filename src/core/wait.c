@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <immintrin.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "core/internal.h"
 #include "engine/engine.h"
@@ -68,6 +69,8 @@ static int block(struct flexsc_queue *q, uint64_t deadline)
 		relp = &rel;
 	}
 	q->stats.waits++;
+	if (q->inflight[FX_ROUTE_THREAD])
+		fx_threads_unstick(q);
 	if (q->inflight[FX_ROUTE_URING])
 		fx_uring_sleep(q, relp, q->inflight[FX_ROUTE_THREAD] > 0);
 	else

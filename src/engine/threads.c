@@ -294,10 +294,24 @@ static void maybe_grow(struct fx_pool *pool)
 {
 	if (atomic_load(&pool->nthreads) >= pool->max_threads || pthread_mutex_trylock(&pool->lock))
 		return;
+	/* only when no thread is idle: an idle one takes the work in a moment */
 	unsigned n = atomic_load(&pool->nthreads);
 	if (n < pool->max_threads && atomic_load(&pool->busy) >= n)
 		spawn(pool, cpu_for(pool, n));
 	pthread_mutex_unlock(&pool->lock);
+}
+
+/*
+ * On the owner, before it sleeps: if its queue has work that no thread is
+ * free to take (every thread is inside a call, perhaps blocked for good
+ * until something behind them runs), start one more.
+ */
+void fx_threads_unstick(struct flexsc_queue *q)
+{
+	struct fx_pool *pool = q->tq->pool;
+
+	if (tq_has_work(q->tq) && atomic_load(&pool->busy) >= atomic_load(&pool->nthreads))
+		maybe_grow(pool);
 }
 
 int fx_pool_create(struct flexsc *fx)

@@ -337,6 +337,19 @@ static bool map(const struct flexsc_entry *e, struct io_uring_sqe *sqe)
 	}
 }
 
+/* Calls that a socket timeout (SO_RCVTIMEO, SO_SNDTIMEO) would cut short; io_uring would not. */
+static bool obeys_socket_timeout(long nr)
+{
+	switch (nr) {
+	case SYS_read: case SYS_write: case SYS_readv: case SYS_writev:
+	case SYS_recvfrom: case SYS_sendto: case SYS_recvmsg: case SYS_sendmsg:
+	case SYS_accept: case SYS_accept4: case SYS_connect:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* Calls whose first argument is a descriptor that io_uring can take as a direct one. */
 static bool takes_fixed_fd(long nr)
 {
@@ -367,6 +380,9 @@ bool fx_uring_can(const struct flexsc *fx, const struct flexsc_entry *e, bool ch
 		if (e->args[0] == FLEXSC_CHAIN_FD && !takes_fixed_fd(e->sysnum))
 			return false;
 	}
+	if (obeys_socket_timeout(e->sysnum) && e->args[0] != FLEXSC_CHAIN_FD &&
+	    fx_fd_timed((int)e->args[0]))
+		return false;
 	memset(&scratch, 0, sizeof(scratch));
 	return map(e, &scratch);
 }
