@@ -70,8 +70,8 @@ void flexsc_config_init(struct flexsc_config *cfg);
 
 /*
  * Creates an instance. cfg may be NULL for the defaults.
- * Errors: -EINVAL (a field out of range, a syscall CPU not in the process's
- * affinity mask, sqpoll without the uring or auto engine), -ENOMEM,
+ * Errors: -EINVAL (a field out of range, a syscall CPU the machine does not
+ * have, sqpoll without the uring or auto engine), -ENOMEM,
  * -EAGAIN (a syscall thread could not be started). An engine that the
  * kernel refuses (io_uring disabled, seccomp, ENOSYS, EPERM) is not an
  * error: the instance falls back (auto and uring: syscall threads, then

@@ -53,20 +53,25 @@ struct fx_slot {
  * to it just before its queue went away touches valid (empty) memory.
  */
 struct fx_tq {
-	/* submissions: produced by the owner, consumed under claim */
+	/* written by the owner at each flush */
 	_Alignas(FX_CACHELINE) _Atomic uint32_t sq_tail;
+	_Atomic int owner_cpu;        /* where the owner flushed: no spinning against it there */
+	/* written by syscall threads under claim */
 	_Alignas(FX_CACHELINE) _Atomic uint32_t sq_head;
-	/* completions: produced under claim, consumed by the owner */
-	_Atomic uint32_t cq_tail;
-	_Atomic int claim;          /* 0 free, 1 held: one syscall thread at a time moves indices */
+	_Atomic int claim;            /* 0 free, 1 held: one syscall thread at a time moves indices */
+	/* written by syscall threads, read by the owner */
+	_Alignas(FX_CACHELINE) _Atomic uint32_t cq_tail;
+	/* the owner's alone */
 	_Alignas(FX_CACHELINE) _Atomic uint32_t cq_head;
-	_Atomic uint32_t owner_sleep; /* FX_SLEEP_*: how to wake the owner */
-	int wake_fd;                /* eventfd for FX_SLEEP_EVENTFD, or -1 */
+	/* read on every completion, written only when the owner goes to sleep */
+	_Alignas(FX_CACHELINE) _Atomic uint32_t owner_sleep; /* FX_SLEEP_*: how to wake the owner */
+	int wake_fd;                  /* eventfd for FX_SLEEP_EVENTFD */
+	/* set while attached, read-only meanwhile */
 	struct flexsc_entry *entries;
 	const uint16_t *link;
-	uint32_t mask;              /* ring size - 1 */
+	uint32_t mask;                /* ring size - 1 */
 	uint16_t *sq, *cq;
-	uint32_t cap;               /* allocated ring size */
+	uint32_t cap;                 /* allocated ring size */
 	struct fx_tq *next_free;
 	struct fx_pool *pool;
 };

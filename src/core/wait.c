@@ -4,7 +4,8 @@
  *
  * Every wait first flushes (the owner has nothing else to do, so the batch
  * is as large as it will get), then harvests, then spins for spin_us
- * reading the completion channels (plain loads), and only then sleeps in
+ * reading the completion channels (plain loads) unless the only executor
+ * is a syscall thread on the owner's own core, and only then sleeps in
  * the kernel: in io_uring_enter when io_uring has calls in flight (armed to
  * wake for syscall-thread completions too), else on a futex. It never
  * yields the CPU in a loop: sched_yield is itself a system call and gave
@@ -50,13 +51,22 @@ static int block(struct flexsc_queue *q, uint64_t deadline)
 		return 0;
 
 	uint64_t start = fx_now_ns(), now = start;
-	uint64_t spin_end = start + (uint64_t)q->fx->cfg.spin_us * 1000u;
-	while (now < spin_end && now < deadline) {
-		for (int i = 0; i < 64; i++)
+	/* spinning against a syscall thread on this very core only delays it */
+	bool spin = !q->inflight[FX_ROUTE_THREAD] || fx_threads_remote(q);
+	uint64_t spin_end = start + (spin ? (uint64_t)q->fx->cfg.spin_us * 1000u : 0);
+	/*
+	 * Back off while nothing arrives: every look pulls the completion
+	 * ring's cache line away from the core that is filling it.
+	 */
+	for (unsigned i = 1, pauses = 1; now < spin_end && now < deadline; i++) {
+		for (unsigned p = 0; p < pauses; p++)
 			_mm_pause();
 		if (fx_queue_harvest(q) > 0)
 			goto out;
-		now = fx_now_ns();
+		if (pauses < 32)
+			pauses *= 2;
+		if (i % 16 == 0)
+			now = fx_now_ns();
 	}
 	if (now >= deadline)
 		return -ETIME;
@@ -184,6 +194,12 @@ FX_EXPORT int flexsc_wait(struct flexsc_queue *q, const struct timespec *timeout
 	if (!q)
 		return -EINVAL;
 	err = deadline_of(timeout, &deadline);
+	if (!err) {
+		/* flush even when something is ready already, and count what finished since */
+		if (q->npending)
+			flexsc_flush(q);
+		fx_queue_harvest(q);
+	}
 	while (!err && q->nready == 0) {
 		if (!q->npending && !remote_inflight(q))
 			return -ECHILD;

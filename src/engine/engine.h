@@ -38,6 +38,7 @@ int fx_threads_harvest(struct flexsc_queue *q);
 int fx_threads_sleep(struct flexsc_queue *q, const struct timespec *rel);
 int fx_threads_cancel(struct flexsc_queue *q, unsigned idx);
 void fx_threads_unstick(struct flexsc_queue *q);
+bool fx_threads_remote(const struct flexsc_queue *q);
 
 /* synchronous (src/engine/sync.c): runs an entry, or a chain, on the owner */
 int64_t fx_sync_run(struct flexsc_entry *e);

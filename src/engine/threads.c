@@ -46,11 +46,16 @@
 struct fx_pool {
 	struct flexsc *fx;
 	_Atomic(struct fx_tq *) slots[FX_POOL_SLOTS];
+	_Atomic unsigned nslots; /* slots[nslots..] have never been used */
+	/* awake threads per syscall core (index FLEXSC_MAX_CPUS: unpinned ones) */
+	_Atomic uint32_t awake[FLEXSC_MAX_CPUS + 1];
 	_Alignas(FX_CACHELINE) _Atomic uint32_t work_seq; /* futex: bumped when work is posted */
 	_Atomic uint32_t sleepers;
 	_Alignas(FX_CACHELINE) _Atomic uint32_t busy;      /* threads inside a call */
 	_Atomic uint32_t nthreads;
 	_Atomic bool stop;
+	bool pinned;
+	cpu_set_t cpus; /* the syscall cores, when pinned */
 	pthread_mutex_t lock; /* threads[], free_tqs, slot assignment */
 	pthread_t *threads;
 	unsigned max_threads;
@@ -62,6 +67,7 @@ struct fx_pool {
 struct worker {
 	struct fx_pool *pool;
 	int cpu;           /* -1: not pinned */
+	int partner_cpu;   /* the owner of the last queue served was there */
 	uint32_t creds_seen;
 };
 
@@ -146,24 +152,33 @@ struct chain_ctx {
 	struct fx_tq *tq;
 };
 
+static void report(struct fx_tq *tq, unsigned idx, int64_t ret)
+{
+	tq->entries[idx].ret = ret;
+	/* release: the owner reads ret after seeing DONE through the completion ring */
+	__atomic_store_n(&tq->entries[idx].status, FLEXSC_DONE, __ATOMIC_RELEASE);
+}
+
 static void chain_done(void *ctx, unsigned idx, int64_t ret)
 {
 	struct fx_tq *tq = ctx;
 
-	tq->entries[idx].ret = ret;
-	/* release: the owner reads ret after seeing DONE through the completion ring */
-	__atomic_store_n(&tq->entries[idx].status, FLEXSC_DONE, __ATOMIC_RELEASE);
+	report(tq, idx, ret);
 	claim(tq);
 	push_completion(tq, idx);
 	unclaim(tq);
 	wake_owner(tq);
 }
 
-/* Runs one entry (or chain) that this thread popped, then reports it. */
-static void execute(struct worker *w, struct fx_tq *tq, unsigned idx)
+/*
+ * Runs one entry (or chain) that this thread popped and reports it; under
+ * the same claim it pops the next one, which it returns (or FX_NIL).
+ */
+static unsigned execute(struct worker *w, struct fx_tq *tq, unsigned idx)
 {
 	struct fx_pool *pool = w->pool;
 	uint32_t busy = atomic_fetch_add(&pool->busy, 1) + 1;
+	unsigned next;
 
 	if (busy >= atomic_load(&pool->nthreads) && tq_has_work(tq))
 		maybe_grow(pool);
@@ -173,43 +188,54 @@ static void execute(struct worker *w, struct fx_tq *tq, unsigned idx)
 		for (unsigned i = tq->link[idx]; i != FX_NIL; i = tq->link[i])
 			__atomic_store_n(&tq->entries[i].status, FLEXSC_BUSY, __ATOMIC_RELAXED);
 		fx_chain_run(tq->entries, tq->link, idx, chain_done, tq);
+		claim(tq);
 	} else {
-		struct flexsc_entry *e = &tq->entries[idx];
-
-		e->ret = fx_entry_exec(e);
-		__atomic_store_n(&e->status, FLEXSC_DONE, __ATOMIC_RELEASE);
+		/*
+		 * The next entry's cache line was last written by the owner on
+		 * another core: start fetching it while this call runs.
+		 */
+		uint32_t h = atomic_load_explicit(&tq->sq_head, memory_order_relaxed);
+		if (h != atomic_load_explicit(&tq->sq_tail, memory_order_acquire))
+			__builtin_prefetch(&tq->entries[tq->sq[h & tq->mask]], 1);
+		report(tq, idx, fx_entry_exec(&tq->entries[idx]));
 		claim(tq);
 		push_completion(tq, idx);
-		unclaim(tq);
-		wake_owner(tq);
 	}
+	next = pop_submission(tq);
+	unclaim(tq);
+	wake_owner(tq);
 	atomic_fetch_sub(&pool->busy, 1);
+	return next;
 }
 
 /* One pass over the pool's queues. Returns whether it ran anything. */
 static bool serve(struct worker *w)
 {
+	unsigned nslots = atomic_load_explicit(&w->pool->nslots, memory_order_acquire);
 	bool ran = false;
 
-	for (unsigned s = 0; s < FX_POOL_SLOTS; s++) {
+	for (unsigned s = 0; s < nslots; s++) {
 		struct fx_tq *tq = atomic_load_explicit(&w->pool->slots[s], memory_order_acquire);
 
 		if (!tq || !tq_has_work(tq) || !try_claim(tq))
 			continue;
 		unsigned idx = pop_submission(tq);
 		unclaim(tq);
-		if (idx != FX_NIL) {
-			execute(w, tq, idx);
-			ran = true;
-			s--; /* drain the same queue while it has work: locality */
-		}
+		if (idx == FX_NIL)
+			continue;
+		w->partner_cpu = atomic_load_explicit(&tq->owner_cpu, memory_order_relaxed);
+		while (idx != FX_NIL)
+			idx = execute(w, tq, idx); /* drain this queue while it has work: locality */
+		ran = true;
 	}
 	return ran;
 }
 
 static bool any_work(struct fx_pool *pool)
 {
-	for (unsigned s = 0; s < FX_POOL_SLOTS; s++) {
+	unsigned nslots = atomic_load_explicit(&pool->nslots, memory_order_acquire);
+
+	for (unsigned s = 0; s < nslots; s++) {
 		struct fx_tq *tq = atomic_load_explicit(&pool->slots[s], memory_order_acquire);
 		if (tq && tq_has_work(tq))
 			return true;
@@ -226,30 +252,46 @@ static void *worker_main(void *arg)
 		cpu_set_t set;
 		CPU_ZERO(&set);
 		CPU_SET(w->cpu, &set);
-		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+		if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set)) {
+			fx_warn(pool->fx, "cannot pin a syscall thread to CPU %d; it runs unpinned", w->cpu);
+			w->cpu = -1;
+		}
 	}
 	pthread_setname_np(pthread_self(), "flexsc-sys");
 	w->creds_seen = atomic_load(&fx_creds_gen);
+	_Atomic uint32_t *awake = &pool->awake[w->cpu >= 0 ? w->cpu % FLEXSC_MAX_CPUS : FLEXSC_MAX_CPUS];
+	atomic_fetch_add(awake, 1);
 	while (!atomic_load_explicit(&pool->stop, memory_order_relaxed)) {
 		if (serve(w))
 			continue;
+		/*
+		 * Spin only where it pays: not against the owner on its own core,
+		 * and not against another awake syscall thread of this core, which
+		 * would lose the CPU to the spinning.
+		 */
+		int here = w->cpu >= 0 ? w->cpu : sched_getcpu();
+		bool spin = pool->fx->cfg.spin_us && w->partner_cpu != here;
 		uint64_t spin_end = fx_now_ns() + (uint64_t)pool->fx->cfg.spin_us * 1000u;
 		bool found = false;
-		while (!found && fx_now_ns() < spin_end && !atomic_load(&pool->stop)) {
-			for (int i = 0; i < 64; i++)
-				_mm_pause();
+		for (unsigned i = 1; spin && !found && !atomic_load(&pool->stop); i++) {
+			_mm_pause();
 			found = any_work(pool);
+			if (i % 64 == 0 && (fx_now_ns() >= spin_end || atomic_load(awake) > 1))
+				break;
 		}
 		if (found)
 			continue;
 		uint32_t seq = atomic_load(&pool->work_seq);
+		atomic_fetch_sub(awake, 1);
 		atomic_fetch_add(&pool->sleepers, 1);
 		/* seq_cst: pairs with the fence in fx_threads_commit */
 		atomic_thread_fence(memory_order_seq_cst);
 		if (!any_work(pool) && !atomic_load(&pool->stop))
 			fx_futex_wait(&pool->work_seq, seq, NULL);
 		atomic_fetch_sub(&pool->sleepers, 1);
+		atomic_fetch_add(awake, 1);
 	}
+	atomic_fetch_sub(awake, 1);
 	free(w);
 	return NULL;
 }
@@ -270,6 +312,7 @@ static int spawn(struct fx_pool *pool, int cpu)
 	}
 	w->pool = pool;
 	w->cpu = cpu;
+	w->partner_cpu = -1;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	int err = pthread_create(&t, NULL, worker_main, w);
@@ -331,6 +374,9 @@ int fx_pool_create(struct flexsc *fx)
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&pool->lock, NULL);
+	pool->pinned = c->nr_syscall_cpus > 0;
+	for (unsigned i = 0; i < c->nr_syscall_cpus; i++)
+		CPU_SET(c->syscall_cpus[i], &pool->cpus);
 	fx->pool = pool;
 	pthread_mutex_lock(&pool->lock);
 	for (unsigned i = 0; i < start && !err; i++)
@@ -414,6 +460,8 @@ int fx_pool_attach(struct fx_pool *pool, struct flexsc_queue *q)
 			if (!atomic_load(&pool->slots[s])) {
 				/* release: the rings' reset above is visible to a thread that finds tq */
 				atomic_store_explicit(&pool->slots[s], tq, memory_order_release);
+				if (s >= atomic_load(&pool->nslots))
+					atomic_store_explicit(&pool->nslots, s + 1, memory_order_release);
 				break;
 			}
 		}
@@ -451,10 +499,20 @@ void fx_threads_add(struct flexsc_queue *q, unsigned idx)
 	atomic_store_explicit(&tq->sq_tail, t + 1, memory_order_relaxed);
 }
 
+/* Whether a syscall thread can run this queue's calls while the owner spins. */
+bool fx_threads_remote(const struct flexsc_queue *q)
+{
+	const struct fx_pool *pool = q->tq->pool;
+	int here = sched_getcpu();
+
+	return !pool->pinned || CPU_COUNT(&pool->cpus) > 1 || here < 0 || !CPU_ISSET(here, &pool->cpus);
+}
+
 void fx_threads_commit(struct flexsc_queue *q)
 {
 	struct fx_pool *pool = q->tq->pool;
 
+	atomic_store_explicit(&q->tq->owner_cpu, sched_getcpu(), memory_order_relaxed);
 	/* release: pairs with the acquire in tq_has_work; seq_cst: with the sleeper's fence */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&pool->sleepers, memory_order_relaxed)) {
