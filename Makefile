@@ -94,7 +94,7 @@ fuzz: deps-test
 
 install: lib
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/flexsc $(DESTDIR)$(LIBDIR)/pkgconfig \
-		$(DESTDIR)$(MANDIR)/man3
+		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7
 	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf libflexsc.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libflexsc.so
@@ -102,6 +102,7 @@ install: lib
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCDIR@|$(INCDIR)|; s|@VERSION@|$(VERSION)|' \
 		flexsc.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/flexsc.pc
 	install -m 644 docs/man/*.3 $(DESTDIR)$(MANDIR)/man3/
+	install -m 644 docs/man/*.7 $(DESTDIR)$(MANDIR)/man7/
 
 clean:
 	rm -rf build build-* results

@@ -138,7 +138,8 @@ int flexsc_poll(struct flexsc_queue *q, flexsc_call_t call, int64_t *ret);
 /*
  * Blocks until call is done, then collects it like flexsc_poll. timeout is
  * relative; NULL waits as long as it takes. Errors: those of flexsc_poll,
- * and -ETIME when the timeout expires first.
+ * -ETIME when the timeout expires first, -EINTR when flexsc_queue_wake
+ * ended the wait (the call stays in flight).
  */
 int flexsc_wait_one(struct flexsc_queue *q, flexsc_call_t call, int64_t *ret,
 		    const struct timespec *timeout);
@@ -146,7 +147,7 @@ int flexsc_wait_one(struct flexsc_queue *q, flexsc_call_t call, int64_t *ret,
 /*
  * Blocks until one of the n calls is done, collects it, and stores its
  * position in *index. Errors: -EINVAL (n == 0, calls NULL, a descriptor
- * malformed), -ESTALE (a descriptor already collected), -ETIME.
+ * malformed), -ESTALE (a descriptor already collected), -ETIME, -EINTR.
  */
 int flexsc_wait_any(struct flexsc_queue *q, const flexsc_call_t *calls,
 		    unsigned n, unsigned *index, int64_t *ret,
@@ -164,9 +165,19 @@ int flexsc_wait_all(struct flexsc_queue *q, const flexsc_call_t *calls,
  * collects nothing. Spins for spin_us, then sleeps in io_uring or on a futex;
  * it never yields the CPU in a loop. Returns the number of done,
  * uncollected calls. Errors: -EINVAL, -ECHILD (nothing is in flight or
- * done: waiting would never end, as wait(2) with no children), -ETIME.
+ * done: waiting would never end, as wait(2) with no children), -ETIME,
+ * -EINTR (flexsc_queue_wake was called).
  */
 int flexsc_wait(struct flexsc_queue *q, const struct timespec *timeout);
+
+/*
+ * Makes the owner's current wait on q, or its next one, return -EINTR
+ * (unless results are already there to return). Any thread may call it,
+ * while q exists; a wake is consumed by the wait it ends. This is how a
+ * runtime wakes a thread that sleeps for results when other work arrives.
+ * Errors: -EINVAL.
+ */
+int flexsc_queue_wake(struct flexsc_queue *q);
 
 struct flexsc_completion {
 	flexsc_call_t call;

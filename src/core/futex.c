@@ -20,3 +20,32 @@ void fx_futex_wake(_Atomic uint32_t *word, int n)
 {
 	fx_raw_syscall6(SYS_futex, (long)word, FUTEX_WAKE_PRIVATE, n, 0, 0, 0);
 }
+
+/* Wakes the owner behind w if it sleeps, the way it said it sleeps. */
+void fx_wake_up(struct fx_wake *w)
+{
+	/* seq_cst: pairs with the store of w->sleep before the sleeper's last look */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&w->sleep, memory_order_relaxed) == FX_SLEEP_NONE)
+		return;
+	uint32_t how = atomic_exchange(&w->sleep, FX_SLEEP_NONE);
+	if (how == FX_SLEEP_FUTEX) {
+		fx_futex_wake(&w->sleep, 1);
+	} else if (how == FX_SLEEP_EVENTFD) {
+		uint64_t one = 1;
+		fx_raw_syscall6(SYS_write, w->fd, (long)&one, sizeof(one), 0, 0, 0);
+	}
+}
+
+/* Sleeps on w's futex unless q already has something for its owner. */
+int fx_wake_sleep(struct fx_wake *w, const struct flexsc_queue *q, const struct timespec *rel)
+{
+	int err = 0;
+
+	/* seq_cst: pairs with the fence in fx_wake_up */
+	atomic_store(&w->sleep, FX_SLEEP_FUTEX);
+	if (!fx_wake_pending(q))
+		err = fx_futex_wait(&w->sleep, FX_SLEEP_FUTEX, rel);
+	atomic_store(&w->sleep, FX_SLEEP_NONE);
+	return err == -EAGAIN || err == -EINTR ? 0 : err;
+}

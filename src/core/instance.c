@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/sysinfo.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/internal.h"
 #include "core/systab.h"
@@ -183,10 +184,13 @@ FX_EXPORT int flexsc_queue_create(struct flexsc *fx, struct flexsc_queue **out)
 	err = fx_queue_init_entries(q, fx->cfg.pages_per_queue);
 	if (err)
 		goto fail;
+	q->own_wake.fd = -1;
+	q->wake = &q->own_wake;
 	if (fx->pool) {
 		err = fx_pool_attach(fx->pool, q);
 		if (err)
 			goto fail;
+		q->wake = &q->tq->wake;
 	}
 	if (fx->uring_ok && (fx->engine == FLEXSC_ENGINE_AUTO || fx->engine == FLEXSC_ENGINE_URING))
 		fx_uring_create(q); /* on failure q->ring stays NULL and calls take the fallback route */
@@ -237,6 +241,7 @@ static void queue_teardown(struct flexsc_queue *q)
 		fx_uring_destroy(q);
 	if (q->tq)
 		fx_pool_detach(q);
+	q->wake = &q->own_wake;
 	q->dead = true;
 }
 
@@ -257,6 +262,8 @@ FX_EXPORT int flexsc_queue_destroy(struct flexsc_queue *q)
 		}
 		pthread_mutex_unlock(&fx->lock);
 	}
+	if (q->own_wake.fd >= 0)
+		close(q->own_wake.fd);
 	fx_queue_free_entries(q);
 	free(q);
 	return 0;

@@ -52,6 +52,18 @@ struct fx_slot {
  * one is kept for the next queue. So a syscall thread that read a pointer
  * to it just before its queue went away touches valid (empty) memory.
  */
+/*
+ * How to wake a queue's owner: it says how it sleeps (a futex on sleep, or
+ * an eventfd read armed on its ring) and a waker takes that with an
+ * exchange. Lives in the pool-owned fx_tq when the queue has syscall
+ * threads (they may still wake it after the queue is gone), else in the
+ * queue.
+ */
+struct fx_wake {
+	_Atomic uint32_t sleep; /* FX_SLEEP_* */
+	int fd;                 /* eventfd, or -1 */
+};
+
 struct fx_tq {
 	/* written by the owner at each flush */
 	_Alignas(FX_CACHELINE) _Atomic uint32_t sq_tail;
@@ -64,8 +76,7 @@ struct fx_tq {
 	/* the owner's alone */
 	_Alignas(FX_CACHELINE) _Atomic uint32_t cq_head;
 	/* read on every completion, written only when the owner goes to sleep */
-	_Alignas(FX_CACHELINE) _Atomic uint32_t owner_sleep; /* FX_SLEEP_*: how to wake the owner */
-	int wake_fd;                  /* eventfd for FX_SLEEP_EVENTFD */
+	_Alignas(FX_CACHELINE) struct fx_wake wake;
 	/* set while attached, read-only meanwhile */
 	struct flexsc_entry *entries;
 	const uint16_t *link;
@@ -102,6 +113,9 @@ struct flexsc_queue {
 
 	struct fx_uring *ring; /* NULL: no io_uring route */
 	struct fx_tq *tq;      /* NULL: no syscall threads */
+	struct fx_wake own_wake;
+	struct fx_wake *wake;  /* &tq->wake or &own_wake */
+	_Atomic bool kicked;   /* flexsc_queue_wake was called */
 	uint32_t creds_gen;    /* credential generation the ring's personality carries */
 	bool ring_off;         /* the ring can no longer follow credentials: unused */
 	bool dead;             /* the instance was torn down */
@@ -139,6 +153,9 @@ static inline int64_t fx_entry_exec(const struct flexsc_entry *e)
 /* futex helpers (src/core/futex.c) */
 int fx_futex_wait(_Atomic uint32_t *word, uint32_t val, const struct timespec *rel);
 void fx_futex_wake(_Atomic uint32_t *word, int n);
+void fx_wake_up(struct fx_wake *w);
+int fx_wake_sleep(struct fx_wake *w, const struct flexsc_queue *q, const struct timespec *rel);
+bool fx_wake_pending(const struct flexsc_queue *q);
 
 /* the owner's side of completion (src/core/queue.c) */
 void fx_queue_complete(struct flexsc_queue *q, unsigned idx, int64_t ret);

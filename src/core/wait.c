@@ -39,16 +39,33 @@ static bool remote_inflight(const struct flexsc_queue *q)
 	return q->inflight[FX_ROUTE_URING] || q->inflight[FX_ROUTE_THREAD];
 }
 
+bool fx_wake_pending(const struct flexsc_queue *q)
+{
+	return atomic_load(&q->kicked) || (q->tq && fx_threads_pending(q));
+}
+
+static int take_kick(struct flexsc_queue *q)
+{
+	if (atomic_load_explicit(&q->kicked, memory_order_relaxed) &&
+	    atomic_exchange(&q->kicked, false))
+		return -EINTR;
+	return 0;
+}
+
 /*
  * Makes progress towards some completion. Returns 0 when something may have
- * completed (the caller looks again), -ETIME at the deadline.
+ * completed (the caller looks again), -ETIME at the deadline, -EINTR when
+ * flexsc_queue_wake was called.
  */
 static int block(struct flexsc_queue *q, uint64_t deadline)
 {
 	if (q->npending)
 		flexsc_flush(q);
-	if (fx_queue_harvest(q) > 0 || !remote_inflight(q))
+	if (fx_queue_harvest(q) > 0)
 		return 0;
+	int kick = take_kick(q);
+	if (kick || !remote_inflight(q))
+		return kick;
 
 	uint64_t start = fx_now_ns(), now = start;
 	/* spinning against a syscall thread on this very core only delays it */
@@ -61,7 +78,7 @@ static int block(struct flexsc_queue *q, uint64_t deadline)
 	for (unsigned i = 1, pauses = 1; now < spin_end && now < deadline; i++) {
 		for (unsigned p = 0; p < pauses; p++)
 			_mm_pause();
-		if (fx_queue_harvest(q) > 0)
+		if (fx_queue_harvest(q) > 0 || atomic_load_explicit(&q->kicked, memory_order_relaxed))
 			goto out;
 		if (pauses < 32)
 			pauses *= 2;
@@ -82,13 +99,13 @@ static int block(struct flexsc_queue *q, uint64_t deadline)
 	if (q->inflight[FX_ROUTE_THREAD])
 		fx_threads_unstick(q);
 	if (q->inflight[FX_ROUTE_URING])
-		fx_uring_sleep(q, relp, q->inflight[FX_ROUTE_THREAD] > 0);
+		fx_uring_sleep(q, relp);
 	else
-		fx_threads_sleep(q, relp);
+		fx_wake_sleep(q->wake, q, relp);
 	fx_queue_harvest(q);
 out:
 	q->stats.wait_ns += fx_now_ns() - start;
-	return 0;
+	return q->nready ? 0 : take_kick(q);
 }
 
 static bool done(const struct flexsc_queue *q, unsigned idx)
@@ -202,10 +219,20 @@ FX_EXPORT int flexsc_wait(struct flexsc_queue *q, const struct timespec *timeout
 	}
 	while (!err && q->nready == 0) {
 		if (!q->npending && !remote_inflight(q))
-			return -ECHILD;
+			return take_kick(q) ? -EINTR : -ECHILD;
 		err = block(q, deadline);
 	}
 	return err ? err : (int)q->nready;
+}
+
+FX_EXPORT int flexsc_queue_wake(struct flexsc_queue *q)
+{
+	if (!q)
+		return -EINVAL;
+	/* seq_cst: the owner's sleep path checks kicked after announcing its sleep */
+	atomic_store(&q->kicked, true);
+	fx_wake_up(q->wake);
+	return 0;
 }
 
 FX_EXPORT int64_t flexsc_syscall(struct flexsc_queue *q, long sysnum, unsigned nargs,

@@ -23,7 +23,7 @@ void fx_uring_add(struct flexsc_queue *q, unsigned idx);
 void fx_uring_add_chain(struct flexsc_queue *q, unsigned first);
 int fx_uring_commit(struct flexsc_queue *q);
 int fx_uring_harvest(struct flexsc_queue *q);
-int fx_uring_sleep(struct flexsc_queue *q, const struct timespec *rel, bool also_threads);
+int fx_uring_sleep(struct flexsc_queue *q, const struct timespec *rel);
 int fx_uring_cancel(struct flexsc_queue *q, unsigned idx);
 void fx_uring_sync_creds(struct flexsc_queue *q);
 
@@ -35,7 +35,7 @@ void fx_pool_detach(struct flexsc_queue *q);
 void fx_threads_add(struct flexsc_queue *q, unsigned idx);
 void fx_threads_commit(struct flexsc_queue *q);
 int fx_threads_harvest(struct flexsc_queue *q);
-int fx_threads_sleep(struct flexsc_queue *q, const struct timespec *rel);
+bool fx_threads_pending(const struct flexsc_queue *q);
 int fx_threads_cancel(struct flexsc_queue *q, unsigned idx);
 void fx_threads_unstick(struct flexsc_queue *q);
 bool fx_threads_remote(const struct flexsc_queue *q);

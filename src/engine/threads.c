@@ -109,22 +109,6 @@ static void push_completion(struct fx_tq *tq, unsigned idx)
 	atomic_store_explicit(&tq->cq_tail, t + 1, memory_order_release);
 }
 
-/* After letting go of the claim: wakes the owner if it sleeps. */
-static void wake_owner(struct fx_tq *tq)
-{
-	/* seq_cst: pairs with the store of owner_sleep before the owner's last look */
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&tq->owner_sleep, memory_order_relaxed) == FX_SLEEP_NONE)
-		return;
-	uint32_t how = atomic_exchange(&tq->owner_sleep, FX_SLEEP_NONE);
-	if (how == FX_SLEEP_FUTEX) {
-		fx_futex_wake(&tq->owner_sleep, 1);
-	} else if (how == FX_SLEEP_EVENTFD) {
-		uint64_t one = 1;
-		fx_raw_syscall6(SYS_write, tq->wake_fd, (long)&one, sizeof(one), 0, 0, 0);
-	}
-}
-
 /*
  * Under claim: takes the next submitted index whose entry is still
  * SUBMITTED (the owner may have cancelled it), or FX_NIL.
@@ -167,7 +151,7 @@ static void chain_done(void *ctx, unsigned idx, int64_t ret)
 	claim(tq);
 	push_completion(tq, idx);
 	unclaim(tq);
-	wake_owner(tq);
+	fx_wake_up(&tq->wake);
 }
 
 /*
@@ -180,8 +164,17 @@ static unsigned execute(struct worker *w, struct fx_tq *tq, unsigned idx)
 	uint32_t busy = atomic_fetch_add(&pool->busy, 1) + 1;
 	unsigned next;
 
-	if (busy >= atomic_load(&pool->nthreads) && tq_has_work(tq))
+	if (busy >= atomic_load(&pool->nthreads) && tq_has_work(tq)) {
 		maybe_grow(pool);
+	} else if (atomic_load(&pool->sleepers) && tq_has_work(tq)) {
+		/*
+		 * A commit wakes one sleeper for a whole batch: pass the wake on
+		 * before this call runs, so that the calls behind it do not wait
+		 * for it (it may block) while a thread sleeps.
+		 */
+		atomic_fetch_add(&pool->work_seq, 1);
+		fx_futex_wake(&pool->work_seq, 1);
+	}
 	fx_creds_apply_if_stale(&w->creds_seen);
 	if (tq->link[idx] != FX_NIL) {
 		/* the chain's later entries are published with op 0: they are ours */
@@ -203,7 +196,7 @@ static unsigned execute(struct worker *w, struct fx_tq *tq, unsigned idx)
 	}
 	next = pop_submission(tq);
 	unclaim(tq);
-	wake_owner(tq);
+	fx_wake_up(&tq->wake);
 	atomic_fetch_sub(&pool->busy, 1);
 	return next;
 }
@@ -399,8 +392,8 @@ void fx_pool_destroy(struct fx_pool *pool)
 		pthread_join(pool->threads[i], NULL);
 	for (unsigned i = 0; i < pool->ntqs; i++) {
 		struct fx_tq *tq = pool->all_tqs[i];
-		if (tq->wake_fd >= 0)
-			close(tq->wake_fd);
+		if (tq->wake.fd >= 0)
+			close(tq->wake.fd);
 		free(tq->sq);
 		free(tq->cq);
 		free(tq);
@@ -429,7 +422,7 @@ int fx_pool_attach(struct fx_pool *pool, struct flexsc_queue *q)
 	} else {
 		memset(tq, 0, sizeof(*tq));
 		tq->pool = pool;
-		tq->wake_fd = eventfd(0, EFD_CLOEXEC);
+		tq->wake.fd = eventfd(0, EFD_CLOEXEC); /* blocking: io_uring must wait on it */
 		pool->all_tqs[pool->ntqs++] = tq;
 	}
 	if (!err && tq->cap < size) {
@@ -455,7 +448,7 @@ int fx_pool_attach(struct fx_pool *pool, struct flexsc_queue *q)
 		atomic_store(&tq->sq_tail, 0);
 		atomic_store(&tq->cq_head, 0);
 		atomic_store(&tq->cq_tail, 0);
-		atomic_store(&tq->owner_sleep, FX_SLEEP_NONE);
+		atomic_store(&tq->wake.sleep, FX_SLEEP_NONE);
 		for (unsigned s = 0; s < FX_POOL_SLOTS; s++) {
 			if (!atomic_load(&pool->slots[s])) {
 				/* release: the rings' reset above is visible to a thread that finds tq */
@@ -537,19 +530,11 @@ int fx_threads_harvest(struct flexsc_queue *q)
 	return n;
 }
 
-int fx_threads_sleep(struct flexsc_queue *q, const struct timespec *rel)
+/* Whether the syscall threads have results the owner has not harvested. */
+bool fx_threads_pending(const struct flexsc_queue *q)
 {
-	struct fx_tq *tq = q->tq;
-
-	/* seq_cst: pairs with the fence in wake_owner */
-	atomic_store(&tq->owner_sleep, FX_SLEEP_FUTEX);
-	if (atomic_load(&tq->cq_tail) != atomic_load_explicit(&tq->cq_head, memory_order_relaxed)) {
-		atomic_store(&tq->owner_sleep, FX_SLEEP_NONE);
-		return 0;
-	}
-	int err = fx_futex_wait(&tq->owner_sleep, FX_SLEEP_FUTEX, rel);
-	atomic_store(&tq->owner_sleep, FX_SLEEP_NONE);
-	return err == -EAGAIN || err == -EINTR ? 0 : err;
+	return atomic_load(&q->tq->cq_tail) !=
+	       atomic_load_explicit(&q->tq->cq_head, memory_order_relaxed);
 }
 
 /* Wins only against a thread that has not popped the entry yet. */

@@ -111,6 +111,8 @@ int fx_uring_create(struct flexsc_queue *q)
 	unsigned workers[2] = { c->iowq_max_workers, c->iowq_max_workers };
 	io_uring_register_iowq_max_workers(&r->ring, workers);
 	r->direct = io_uring_register_files_sparse(&r->ring, q->nentries) == 0;
+	if (!q->tq && q->own_wake.fd < 0)
+		q->own_wake.fd = eventfd(0, EFD_CLOEXEC); /* blocking: the armed read must wait */
 	q->creds_gen = atomic_load(&fx_creds_gen);
 	q->ring = r;
 	return 0;
@@ -499,36 +501,39 @@ int fx_uring_harvest(struct flexsc_queue *q)
 	return n;
 }
 
-int fx_uring_sleep(struct flexsc_queue *q, const struct timespec *rel, bool also_threads)
+/*
+ * Sleeps in io_uring_enter until a completion arrives. An eventfd read is
+ * kept armed on the ring so that syscall threads and flexsc_queue_wake can
+ * end the sleep too.
+ */
+int fx_uring_sleep(struct flexsc_queue *q, const struct timespec *rel)
 {
 	struct fx_uring *r = q->ring;
+	struct fx_wake *w = q->wake;
 	struct __kernel_timespec ts;
 	struct io_uring_cqe *cqe;
 
-	if (also_threads) {
-		if (!r->wake_armed) {
-			struct io_uring_sqe *sqe = get_sqe(q);
-			if (sqe) {
-				io_uring_prep_read(sqe, q->tq->wake_fd, &r->wake_buf, sizeof(r->wake_buf), 0);
-				io_uring_sqe_set_data64(sqe, UD_WAKE);
-				r->wake_armed = true;
-			}
+	if (!r->wake_armed && w->fd >= 0) {
+		struct io_uring_sqe *sqe = get_sqe(q);
+		if (sqe) {
+			io_uring_prep_read(sqe, w->fd, &r->wake_buf, sizeof(r->wake_buf), 0);
+			io_uring_sqe_set_data64(sqe, UD_WAKE);
+			r->wake_armed = true;
 		}
-		/* seq_cst: pairs with the exchange in the syscall thread's completion push */
-		atomic_store(&q->tq->owner_sleep, FX_SLEEP_EVENTFD);
-		if (atomic_load(&q->tq->cq_tail) != atomic_load_explicit(&q->tq->cq_head, memory_order_relaxed)) {
-			atomic_store(&q->tq->owner_sleep, FX_SLEEP_NONE);
-			io_uring_submit(&r->ring);
-			return 0;
-		}
+	}
+	/* seq_cst: pairs with the fence in fx_wake_up */
+	atomic_store(&w->sleep, r->wake_armed ? FX_SLEEP_EVENTFD : FX_SLEEP_NONE);
+	if (fx_wake_pending(q)) {
+		atomic_store(&w->sleep, FX_SLEEP_NONE);
+		io_uring_submit(&r->ring);
+		return 0;
 	}
 	if (rel) {
 		ts.tv_sec = rel->tv_sec;
 		ts.tv_nsec = rel->tv_nsec;
 	}
 	int err = io_uring_submit_and_wait_timeout(&r->ring, &cqe, 1, rel ? &ts : NULL, NULL);
-	if (also_threads)
-		atomic_store(&q->tq->owner_sleep, FX_SLEEP_NONE);
+	atomic_store(&w->sleep, FX_SLEEP_NONE);
 	return err < 0 ? err : 0;
 }
 
