@@ -72,18 +72,22 @@ void flexsc_config_init(struct flexsc_config *cfg);
  * Creates an instance. cfg may be NULL for the defaults.
  * Errors: -EINVAL (a field out of range, a syscall CPU the machine does not
  * have, sqpoll without the uring or auto engine), -ENOMEM,
- * -EAGAIN (a syscall thread could not be started). An engine that the
- * kernel refuses (io_uring disabled, seccomp, ENOSYS, EPERM) is not an
- * error: the instance falls back (auto and uring: syscall threads, then
- * synchronous) and says so once on stderr unless FLEXSC_QUIET.
+ * -EAGAIN (a syscall thread could not be started). io_uring refused by the
+ * kernel (disabled, seccomp, ENOSYS, EPERM) is not an error: auto falls
+ * back to syscall threads, uring to synchronous calls, and it says so once
+ * on stderr unless FLEXSC_QUIET. Failing to start the syscall threads (auto
+ * and threads) is an error, not a fallback: -EAGAIN or -ENOMEM.
  */
 int flexsc_register(struct flexsc **fx, const struct flexsc_config *cfg);
 
 /*
  * Tears the instance down: stops its syscall threads (waiting for calls
- * they are executing) and frees everything. Every queue must have been
- * destroyed first. Errors: -EINVAL (fx NULL), -EBUSY (queues remain; nothing
- * is torn down).
+ * they are executing) and frees everything. Every queue should have been
+ * destroyed first; a queue that remains is drained (pending calls flushed,
+ * calls in flight waited for, results discarded) and marked dead: later
+ * posts and flushes on it get -ESHUTDOWN, and flexsc_queue_destroy must
+ * still free it. Its owner must have stopped using it meanwhile.
+ * Errors: -EINVAL (fx NULL or already torn down).
  */
 int flexsc_exit(struct flexsc *fx);
 
@@ -93,8 +97,10 @@ const char *flexsc_engine_name(enum flexsc_engine engine);
 
 /*
  * Creates a queue owned by the calling thread. Errors: -EINVAL, -ENOMEM,
- * -EMFILE/-ENOMEM/-EPERM from io_uring setup are not errors (the queue
- * falls back as flexsc_register describes).
+ * -EMFILE (the instance's syscall threads already serve 256 queues, the
+ * most one pool serves). A ring that io_uring refuses to set up is not an
+ * error: the queue takes the fallback route (auto: syscall threads, uring:
+ * synchronous).
  */
 int flexsc_queue_create(struct flexsc *fx, struct flexsc_queue **q);
 
@@ -124,7 +130,10 @@ typedef uint64_t flexsc_call_t;
 int flexsc_post(struct flexsc_queue *q, long sysnum, unsigned nargs,
 		const uint64_t *args, void *cookie, flexsc_call_t *call);
 
-/* Hands every pending call to its engine now. Returns how many. Errors: -EINVAL. */
+/*
+ * Hands every pending call to its engine now. Returns how many.
+ * Errors: -EINVAL, -ESHUTDOWN (the queue's instance was torn down).
+ */
 int flexsc_flush(struct flexsc_queue *q);
 
 /*
@@ -138,6 +147,7 @@ int flexsc_poll(struct flexsc_queue *q, flexsc_call_t call, int64_t *ret);
 /*
  * Blocks until call is done, then collects it like flexsc_poll. timeout is
  * relative; NULL waits as long as it takes. Errors: those of flexsc_poll,
+ * -EINVAL (timeout has a negative field or tv_nsec >= 1000000000),
  * -ETIME when the timeout expires first, -EINTR when flexsc_queue_wake
  * ended the wait (the call stays in flight).
  */
@@ -147,7 +157,8 @@ int flexsc_wait_one(struct flexsc_queue *q, flexsc_call_t call, int64_t *ret,
 /*
  * Blocks until one of the n calls is done, collects it, and stores its
  * position in *index. Errors: -EINVAL (n == 0, calls NULL, a descriptor
- * malformed), -ESTALE (a descriptor already collected), -ETIME, -EINTR.
+ * malformed, timeout invalid), -ESTALE (a descriptor already collected),
+ * -ETIME, -EINTR, -ENOMEM (n > 64 needs an allocation, which failed).
  */
 int flexsc_wait_any(struct flexsc_queue *q, const flexsc_call_t *calls,
 		    unsigned n, unsigned *index, int64_t *ret,
@@ -164,9 +175,9 @@ int flexsc_wait_all(struct flexsc_queue *q, const flexsc_call_t *calls,
  * Blocks until at least one posted call of q is done (flushing first), but
  * collects nothing. Spins for spin_us, then sleeps in io_uring or on a futex;
  * it never yields the CPU in a loop. Returns the number of done,
- * uncollected calls. Errors: -EINVAL, -ECHILD (nothing is in flight or
- * done: waiting would never end, as wait(2) with no children), -ETIME,
- * -EINTR (flexsc_queue_wake was called).
+ * uncollected calls. Errors: -EINVAL (q NULL, timeout invalid), -ECHILD
+ * (nothing is in flight or done: waiting would never end, as wait(2) with
+ * no children), -ETIME, -EINTR (flexsc_queue_wake was called).
  */
 int flexsc_wait(struct flexsc_queue *q, const struct timespec *timeout);
 
@@ -197,24 +208,36 @@ int flexsc_reap(struct flexsc_queue *q, struct flexsc_completion *out,
  * Asks for call to be cancelled. 0: it will complete with -ECANCELED (or
  * with its real result if it finished first); the result must still be
  * collected. Errors: -EINVAL, -ESTALE, -EALREADY (it is already executing
- * on a syscall thread, or already done).
+ * on a syscall thread, ran synchronously, or is already done; it is an op
+ * of a chain, which runs whole; or the syscall threads' submission ring has
+ * no room for another cancelled call's hole), -EBUSY (it is on io_uring and
+ * no SQE is free for the cancel request).
  */
 int flexsc_cancel(struct flexsc_queue *q, flexsc_call_t call);
 
-/* Posts and waits: a synchronous call through the queue. Returns the raw result or an API error. */
+/*
+ * Posts and waits: a synchronous call through the queue. Returns the raw
+ * result or an API error. flexsc_queue_wake does not end it (-EINTR would
+ * pass for the call's own result): it waits on until the call is done, then
+ * re-arms the wake, which ends the owner's next wait as if it came now
+ * (flexsc_wait on an otherwise idle queue: -EINTR, not -ECHILD).
+ */
 int64_t flexsc_syscall(struct flexsc_queue *q, long sysnum, unsigned nargs,
 		       const uint64_t *args);
 
 /*
  * Chains of dependent calls, submitted at once and run in order. An argument
- * equal to FLEXSC_CHAIN_FD is replaced by the descriptor that op 0 of the
- * chain opened (op 0 must then be openat, open or socket, and the last op
- * must be the close of that descriptor, so it never leaks). Every op runs
- * even when an earlier one failed (the later ones then see a bad descriptor
- * and fail with -EBADF), as io_uring hard links. Op 0's own result is 0 on
- * success when its descriptor is consumed by the chain, on every engine.
- * With io_uring the chain uses linked SQEs and a direct descriptor; without,
- * one syscall thread (or the owner, synchronously) runs it in order.
+ * equal to FLEXSC_CHAIN_FD (within the op's nargs) is replaced by the
+ * descriptor that op 0 of the chain opened (op 0 must then be openat, open
+ * or socket, and the last op must be the close of that descriptor, with
+ * nargs >= 1, so it never leaks). Every op runs even when an earlier one
+ * failed (the later ones then see a bad descriptor and fail with -EBADF),
+ * as io_uring hard links. Op 0's own result is 0 on success when its
+ * descriptor is consumed by the chain, on every engine.
+ * With io_uring the chain uses linked SQEs and a direct descriptor (so a
+ * chain that passes a descriptor on avoids a ring that could not register
+ * its direct descriptor table); otherwise one syscall thread (or the owner,
+ * synchronously) runs it in order.
  */
 #define FLEXSC_CHAIN_MAX 8
 #define FLEXSC_CHAIN_FD 0xF1E75CFDF1E75CFDull
@@ -228,8 +251,10 @@ struct flexsc_op {
 /*
  * Posts a chain of n ops; calls[i] is the descriptor of op i.
  * Errors: those of flexsc_post; -EINVAL (n == 0 or > FLEXSC_CHAIN_MAX, an op
- * that must run locally, FLEXSC_CHAIN_FD used without a descriptor-making
- * op 0, or without a closing last op), -EAGAIN (fewer than n free entries).
+ * that must run locally, by class or by its arguments as flexsc_sysinfo
+ * describes, FLEXSC_CHAIN_FD past an op's nargs, FLEXSC_CHAIN_FD used
+ * without a descriptor-making op 0, or without a closing last op),
+ * -EAGAIN (fewer than n free entries).
  */
 int flexsc_post_chain(struct flexsc_queue *q, const struct flexsc_op *ops,
 		      unsigned n, flexsc_call_t *calls);
@@ -250,7 +275,13 @@ struct flexsc_sysinfo {
 	const char *why;         /* why the call must run locally; NULL otherwise */
 };
 
-/* Describes sysnum for instance fx (fx may be NULL: no probe). Errors: -ENOSYS. */
+/*
+ * Describes sysnum for instance fx (fx may be NULL: no probe). The class is
+ * the call's, not that of particular arguments: calls whose arguments tie
+ * them to the caller run locally although their class is THREAD (futex
+ * priority-inheritance operations, close_range with CLOSE_RANGE_UNSHARE).
+ * Errors: -ENOSYS, -EINVAL (info NULL).
+ */
 int flexsc_sysinfo(const struct flexsc *fx, long sysnum, struct flexsc_sysinfo *info);
 
 #define FLEXSC_HIST_BUCKETS 8 /* batch sizes 1, 2-3, 4-7, ..., 128+ */
@@ -273,9 +304,10 @@ int flexsc_queue_stats(const struct flexsc_queue *q, struct flexsc_stats *st);
  * and friends, setgroups, capset, prctl(PR_SET_SECCOMP), seccomp) are
  * noticed by the library itself (libflexsc wraps them); a program that
  * changes them by raw syscall must call flexsc_creds_changed() afterwards.
- * Rings whose kernel threads keep stale credentials are rebuilt before their
- * next call, and an engine that cannot honour a seccomp filter is switched
- * off. Never fails.
+ * An SQPOLL ring, whose kernel thread keeps its creator's credentials, gets
+ * an io_uring personality with the current ones before its next batch (a
+ * queue whose ring cannot register one stops using io_uring), and an engine
+ * that cannot honour a seccomp filter is switched off. Never fails.
  */
 void flexsc_creds_changed(void);
 

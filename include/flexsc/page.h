@@ -10,11 +10,29 @@
  *     ^                                                                    |
  *     +----------------- result collected by the queue's owner ------------+
  *
- * Only the queue's owner (one thread) moves an entry out of FREE and back
- * into it, and only an engine moves it from SUBMITTED to DONE. The status
- * byte is the only field both sides touch concurrently: the writer of each
- * state publishes it with a release store after filling the other fields,
- * and the reader loads it with acquire before reading them.
+ * Who stores which state:
+ *  - The queue's owner (one thread) moves an entry FREE -> SUBMITTED when
+ *    it posts and DONE -> FREE when it collects the result. It also stores
+ *    BUSY and DONE for the calls it runs itself (the synchronous route, and
+ *    calls that must run on the caller, which go FREE -> BUSY -> DONE at
+ *    post time), and DONE (ret -ECANCELED) for a call it cancels before an
+ *    engine took it.
+ *  - Engines move an entry SUBMITTED -> BUSY -> DONE. A syscall thread
+ *    takes it with a compare-and-swap from SUBMITTED to BUSY (acquire) and
+ *    stores DONE with release after ret. The io_uring engine's side runs on
+ *    the owner: BUSY when the call becomes an SQE, DONE when its completion
+ *    is harvested (the kernel never reads the page).
+ *  - Every DONE is a release store after ret, by whoever makes it, so an
+ *    observer of the page sees ret before DONE; the owner stores both once
+ *    more when it files a syscall thread's result.
+ *
+ * The status byte is the only field both sides touch concurrently. The
+ * owner's other stores (SUBMITTED, BUSY, FREE) are relaxed: an engine only
+ * reaches an entry through its index in a ring (the syscall threads'
+ * submission ring, the io_uring SQ), whose tail is published with release
+ * after the entry is filled, and returns it through a completion ring
+ * published the same way. The owner never reads the status byte: it keeps
+ * its own view of each entry beside the pages.
  */
 #ifndef FLEXSC_PAGE_H
 #define FLEXSC_PAGE_H

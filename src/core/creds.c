@@ -7,8 +7,10 @@
  *  - io_uring without SQPOLL: the owner itself inline, or an io-wq worker
  *    that carries the credentials captured at submission: always current.
  *  - an SQPOLL thread: the credentials of the ring's creator, forever. So
- *    every change bumps fx_creds_gen and such a ring is rebuilt before its
- *    next batch (fx_uring_stale_creds).
+ *    every change bumps fx_creds_gen, and before its next batch the owner
+ *    registers an io_uring personality with its current credentials that
+ *    every later SQE carries (fx_uring_sync_creds); a queue that cannot
+ *    register one stops using its ring.
  *  - syscall threads: NPTL broadcasts glibc's set*id calls to every thread
  *    it knows, and ours are NPTL threads, but capset and raw system calls
  *    change only the caller. So the caller's full credentials (uids, gids,
@@ -102,22 +104,23 @@ void fx_creds_apply_if_stale(uint32_t *seen)
 	pthread_mutex_unlock(&snap_lock);
 }
 
+/*
+ * Whether the calling thread runs under a seccomp filter. Asked with prctl,
+ * not read from /proc, which may be missing or closed by that very filter
+ * (one that denies openat): anything but "none", an error included, counts.
+ */
+static bool thread_filtered(void)
+{
+	return fx_raw_syscall6(SYS_prctl, PR_GET_SECCOMP, 0, 0, 0, 0, 0) != 0;
+}
+
 /* At registration: a filter already on the caller is inherited by every thread it starts. */
 void fx_creds_probe_seccomp(void)
 {
-	char line[256];
-	FILE *f = fopen("/proc/thread-self/status", "re");
-
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		int mode;
-		if (sscanf(line, "Seccomp: %d", &mode) == 1 && mode != 0) {
-			uint32_t none = FX_SECCOMP_NONE;
-			atomic_compare_exchange_strong(&fx_seccomp_state, &none, FX_SECCOMP_ALL_THREADS);
-		}
+	if (thread_filtered()) {
+		uint32_t none = FX_SECCOMP_NONE;
+		atomic_compare_exchange_strong(&fx_seccomp_state, &none, FX_SECCOMP_ALL_THREADS);
 	}
-	fclose(f);
 }
 
 static void seccomp_installed(bool all_threads)
@@ -131,19 +134,7 @@ static void seccomp_installed(bool all_threads)
 
 FX_EXPORT void flexsc_creds_changed(void)
 {
-	char line[256];
-	FILE *f = fopen("/proc/thread-self/status", "re");
-	bool filtered = false;
-
-	if (f) {
-		while (fgets(line, sizeof(line), f)) {
-			int mode;
-			if (sscanf(line, "Seccomp: %d", &mode) == 1 && mode != 0)
-				filtered = true;
-		}
-		fclose(f);
-	}
-	if (filtered) /* we cannot tell whether it reached the other threads */
+	if (thread_filtered()) /* we cannot tell whether it reached the other threads */
 		seccomp_installed(false);
 	snapshot_caller();
 }

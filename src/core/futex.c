@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Futex waits and wakes on 32-bit words that belong to one process. */
+/*
+ * The few operating-system services the library takes from below:
+ * futexes on 32-bit words of this process, owner wake-ups, and kernel
+ * threads for the syscall-thread engine.
+ */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/futex.h>
@@ -48,4 +52,23 @@ int fx_wake_sleep(struct fx_wake *w, const struct flexsc_queue *q, const struct 
 		err = fx_futex_wait(&w->sleep, FX_SLEEP_FUTEX, rel);
 	atomic_store(&w->sleep, FX_SLEEP_NONE);
 	return err == -EAGAIN || err == -EINTR ? 0 : err;
+}
+
+/*
+ * Kernel threads for the syscall-thread engine. A runtime preloaded into
+ * the process that interposes pthread_create (FlexSC-Threads) points
+ * these at libc's own, or syscall threads would become user threads.
+ */
+int (*fx_os_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
+	pthread_create;
+int (*fx_os_pthread_join)(pthread_t, void **) = pthread_join;
+
+int fx_os_thread_create(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	return fx_os_pthread_create(t, NULL, fn, arg);
+}
+
+int fx_os_thread_join(pthread_t t)
+{
+	return fx_os_pthread_join(t, NULL);
 }

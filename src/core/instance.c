@@ -143,7 +143,10 @@ FX_EXPORT int flexsc_register(struct flexsc **out, const struct flexsc_config *c
 	if (fx->engine == FLEXSC_ENGINE_AUTO || fx->engine == FLEXSC_ENGINE_URING) {
 		fx_uring_probe(fx);
 		if (!fx->uring_ok) {
-			fx_warn(fx, "io_uring is unavailable here; using %s instead",
+			fx_warn(fx, "%s; using %s instead",
+				atomic_load(&fx_seccomp_state) != FX_SECCOMP_NONE
+					? "a seccomp filter is installed and io_uring would bypass it"
+					: "io_uring is unavailable here",
 				fx->engine == FLEXSC_ENGINE_AUTO ? "syscall threads" : "synchronous calls");
 			fx->engine = fx->engine == FLEXSC_ENGINE_AUTO ? FLEXSC_ENGINE_THREADS
 								      : FLEXSC_ENGINE_SYNC;

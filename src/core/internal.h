@@ -154,6 +154,10 @@ static inline int64_t fx_entry_exec(const struct flexsc_entry *e)
 int fx_futex_wait(_Atomic uint32_t *word, uint32_t val, const struct timespec *rel);
 void fx_futex_wake(_Atomic uint32_t *word, int n);
 void fx_wake_up(struct fx_wake *w);
+extern int (*fx_os_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+extern int (*fx_os_pthread_join)(pthread_t, void **);
+int fx_os_thread_create(pthread_t *t, void *(*fn)(void *), void *arg);
+int fx_os_thread_join(pthread_t t);
 int fx_wake_sleep(struct fx_wake *w, const struct flexsc_queue *q, const struct timespec *rel);
 bool fx_wake_pending(const struct flexsc_queue *q);
 

@@ -11,8 +11,9 @@
  * pending array (posted, not flushed, in post order), and a doubly linked
  * ready list (done, not collected, in completion order, O(1) removal so a
  * descriptor can be collected out of order). Only the entry's status byte
- * is shared with engines, and only engines move an entry from SUBMITTED
- * to DONE; each engine hands finished indices back to the owner through
+ * is shared with engines, and once an engine took an entry only it moves
+ * it on to DONE (include/flexsc/page.h says who stores which state); each
+ * engine hands finished indices back to the owner through
  * its own single-consumer channel (the io_uring CQ, the syscall threads'
  * completion ring), and fx_queue_complete files them on the ready list.
  *
@@ -354,9 +355,11 @@ FX_EXPORT int flexsc_poll(struct flexsc_queue *q, flexsc_call_t call, int64_t *r
 	err = call_index(q, call, &idx);
 	if (err)
 		return err;
-	if (q->slots[idx].state == FX_SLOT_INFLIGHT)
-		fx_queue_harvest(q);
-	else if (q->slots[idx].state == FX_SLOT_PENDING && !q->dead && fx_batch_due(q))
+	if (q->slots[idx].state == FX_SLOT_INFLIGHT) {
+		/* nothing came back: the call may be queued behind blocked threads (see block()) */
+		if (!fx_queue_harvest(q) && q->slots[idx].route == FX_ROUTE_THREAD)
+			fx_threads_unstick(q);
+	} else if (q->slots[idx].state == FX_SLOT_PENDING && !q->dead && fx_batch_due(q))
 		flexsc_flush(q);
 	if (q->slots[idx].state != FX_SLOT_READY)
 		return -EINPROGRESS;
@@ -372,8 +375,8 @@ FX_EXPORT int flexsc_reap(struct flexsc_queue *q, struct flexsc_completion *out,
 
 	if (!q || (max && !out))
 		return -EINVAL;
-	if (q->nready < max)
-		fx_queue_harvest(q);
+	if (q->nready < max && !fx_queue_harvest(q) && !q->nready && q->inflight[FX_ROUTE_THREAD])
+		fx_threads_unstick(q); /* nothing came back: as in flexsc_poll */
 	while (n < max && q->ready_head != FX_NIL) {
 		unsigned idx = q->ready_head;
 
@@ -429,12 +432,33 @@ FX_EXPORT int flexsc_queue_stats(const struct flexsc_queue *q, struct flexsc_sta
 	return 0;
 }
 
-static bool chain_uses_fd(const struct flexsc_op *op)
+/*
+ * 1 if op passes op 0's descriptor on, else 0; -EINVAL for FLEXSC_CHAIN_FD
+ * past nargs, where the entry gets 0 instead: a close would close
+ * descriptor 0 and leak op 0's. Call with nargs checked.
+ */
+static int chain_uses_fd(const struct flexsc_op *op)
 {
-	for (unsigned a = 0; a < op->nargs && a < FLEXSC_MAX_ARGS; a++)
-		if (op->args[a] == FLEXSC_CHAIN_FD)
-			return true;
-	return false;
+	int used = 0;
+
+	for (unsigned a = 0; a < FLEXSC_MAX_ARGS; a++) {
+		if (op->args[a] != FLEXSC_CHAIN_FD)
+			continue;
+		if (a >= op->nargs)
+			return -EINVAL;
+		used = 1;
+	}
+	return used;
+}
+
+/* local_by_args for an op, whose arguments past nargs are 0 as in its entry. */
+static bool op_local_by_args(const struct flexsc_op *op)
+{
+	struct flexsc_entry e = { .sysnum = (uint16_t)op->sysnum };
+
+	for (unsigned a = 0; a < op->nargs; a++)
+		e.args[a] = op->args[a];
+	return local_by_args(&e);
 }
 
 static bool makes_fd(long nr)
@@ -453,15 +477,20 @@ static int chain_check(const struct flexsc_op *ops, unsigned n, bool *fd)
 
 		if (!d)
 			return -ENOSYS;
-		if (ops[i].nargs > FLEXSC_MAX_ARGS || d->cls == FLEXSC_CLASS_LOCAL)
+		if (ops[i].nargs > FLEXSC_MAX_ARGS || d->cls == FLEXSC_CLASS_LOCAL ||
+		    op_local_by_args(&ops[i]))
 			return -EINVAL;
-		if (chain_uses_fd(&ops[i])) {
+		int uses = chain_uses_fd(&ops[i]);
+		if (uses < 0)
+			return uses;
+		if (uses) {
 			if (i == 0 || !makes_fd(ops[0].sysnum))
 				return -EINVAL;
 			*fd = true;
 		}
 	}
-	if (*fd && !(ops[n - 1].sysnum == SYS_close && ops[n - 1].args[0] == FLEXSC_CHAIN_FD))
+	if (*fd && !(ops[n - 1].sysnum == SYS_close && ops[n - 1].nargs >= 1 &&
+		     ops[n - 1].args[0] == FLEXSC_CHAIN_FD))
 		return -EINVAL;
 	return 0;
 }
@@ -493,8 +522,13 @@ FX_EXPORT int flexsc_post_chain(struct flexsc_queue *q, const struct flexsc_op *
 		uring = uring && route_for(q, fx_sysdesc(ops[i].sysnum), &q->entries[idx[i]],
 					   fd && i > 0) == FX_ROUTE_URING;
 	}
-	/* One route for the whole chain: io_uring only if it can run every op. */
-	enum fx_route route = uring ? FX_ROUTE_URING : fallback_route(q);
+	/*
+	 * One route for the whole chain: io_uring only if it can run every op,
+	 * and, when op 0's descriptor is passed on, only if the ring has the
+	 * direct descriptor table that carries it.
+	 */
+	enum fx_route route = uring && (!fd || fx_uring_has_direct(q)) ? FX_ROUTE_URING
+									: fallback_route(q);
 	for (unsigned i = 1; i < n; i++) {
 		q->slots[idx[i]].route = (uint8_t)route;
 		q->slots[idx[i]].state = FX_SLOT_PENDING;

@@ -85,8 +85,12 @@ static int block(struct flexsc_queue *q, uint64_t deadline)
 		if (i % 16 == 0)
 			now = fx_now_ns();
 	}
-	if (now >= deadline)
+	if (now >= deadline) {
+		/* a caller that waits in short slices must not leave calls stuck: see below */
+		if (q->inflight[FX_ROUTE_THREAD])
+			fx_threads_unstick(q);
 		return -ETIME;
+	}
 
 	struct timespec rel, *relp = NULL;
 	if (deadline != FX_FOREVER) {
@@ -240,9 +244,18 @@ FX_EXPORT int64_t flexsc_syscall(struct flexsc_queue *q, long sysnum, unsigned n
 {
 	flexsc_call_t call;
 	int64_t ret;
+	bool woken = false;
 	int err = flexsc_post(q, sysnum, nargs, args, NULL, &call);
 
+	/*
+	 * A wake is not this call's result: returning -EINTR would pass for
+	 * the call's own and lose its descriptor with the call in flight. So
+	 * keep waiting, and re-arm the wake for the owner's next wait.
+	 */
 	if (!err)
-		err = flexsc_wait_one(q, call, &ret, NULL);
+		while ((err = flexsc_wait_one(q, call, &ret, NULL)) == -EINTR)
+			woken = true;
+	if (woken)
+		flexsc_queue_wake(q);
 	return err ? err : ret;
 }

@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -122,6 +123,8 @@ static unsigned pop_submission(struct fx_tq *tq)
 		uint8_t expect = FLEXSC_SUBMITTED;
 
 		atomic_store_explicit(&tq->sq_head, ++h, memory_order_relaxed);
+		if (idx == FX_NIL)
+			continue; /* a call cancelled in the ring: see fx_threads_cancel */
 		/* pairs with the compare-and-swap in fx_threads_cancel */
 		if (__atomic_compare_exchange_n(&tq->entries[idx].status, &expect, FLEXSC_BUSY, false,
 						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
@@ -188,8 +191,12 @@ static unsigned execute(struct worker *w, struct fx_tq *tq, unsigned idx)
 		 * another core: start fetching it while this call runs.
 		 */
 		uint32_t h = atomic_load_explicit(&tq->sq_head, memory_order_relaxed);
-		if (h != atomic_load_explicit(&tq->sq_tail, memory_order_acquire))
-			__builtin_prefetch(&tq->entries[tq->sq[h & tq->mask]], 1);
+		if (h != atomic_load_explicit(&tq->sq_tail, memory_order_acquire)) {
+			/* relaxed: fx_threads_cancel may store FX_NIL there meanwhile */
+			unsigned nx = __atomic_load_n(&tq->sq[h & tq->mask], __ATOMIC_RELAXED);
+			if (nx != FX_NIL)
+				__builtin_prefetch(&tq->entries[nx], 1);
+		}
 		report(tq, idx, fx_entry_exec(&tq->entries[idx]));
 		claim(tq);
 		push_completion(tq, idx);
@@ -250,8 +257,13 @@ static void *worker_main(void *arg)
 			w->cpu = -1;
 		}
 	}
-	pthread_setname_np(pthread_self(), "flexsc-sys");
-	w->creds_seen = atomic_load(&fx_creds_gen);
+	fx_raw_syscall6(SYS_prctl, PR_SET_NAME, (long)"flexsc-sys", 0, 0, 0, 0);
+	/*
+	 * A thread started after a credential change inherits its starter's
+	 * credentials, which may be stale: it takes the snapshot (if any)
+	 * before its first call.
+	 */
+	w->creds_seen = 0;
 	_Atomic uint32_t *awake = &pool->awake[w->cpu >= 0 ? w->cpu % FLEXSC_MAX_CPUS : FLEXSC_MAX_CPUS];
 	atomic_fetch_add(awake, 1);
 	while (!atomic_load_explicit(&pool->stop, memory_order_relaxed)) {
@@ -307,9 +319,9 @@ static int spawn(struct fx_pool *pool, int cpu)
 	w->cpu = cpu;
 	w->partner_cpu = -1;
 	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int err = pthread_create(&t, NULL, worker_main, w);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, _NSIG / 8, 0, 0);
+	int err = fx_os_thread_create(&t, worker_main, w);
+	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, _NSIG / 8, 0, 0);
 	if (err) {
 		free(w);
 		return -err;
@@ -328,8 +340,15 @@ static int cpu_for(const struct fx_pool *pool, unsigned i)
 
 static void maybe_grow(struct fx_pool *pool)
 {
-	if (atomic_load(&pool->nthreads) >= pool->max_threads || pthread_mutex_trylock(&pool->lock))
+	if (atomic_load(&pool->nthreads) >= pool->max_threads)
 		return;
+	/*
+	 * Wait for the lock rather than give up: its holder (the owner before
+	 * it sleeps, or another thread growing the pool) may have counted fewer
+	 * busy threads and started none, and a growth lost here leaves queued
+	 * calls behind blocked threads for good.
+	 */
+	pthread_mutex_lock(&pool->lock);
 	/* only when no thread is idle: an idle one takes the work in a moment */
 	unsigned n = atomic_load(&pool->nthreads);
 	if (n < pool->max_threads && atomic_load(&pool->busy) >= n)
@@ -353,12 +372,14 @@ void fx_threads_unstick(struct flexsc_queue *q)
 int fx_pool_create(struct flexsc *fx)
 {
 	const struct flexsc_config *c = &fx->cfg;
-	struct fx_pool *pool = calloc(1, sizeof(*pool));
+	/* aligned: its counters sit on cache lines of their own (calloc gives 16 bytes) */
+	struct fx_pool *pool = aligned_alloc(_Alignof(struct fx_pool), sizeof(struct fx_pool));
 	unsigned start = c->threads_per_cpu * (c->nr_syscall_cpus ? c->nr_syscall_cpus : 1);
 	int err = 0;
 
 	if (!pool)
 		return -ENOMEM;
+	memset(pool, 0, sizeof(*pool));
 	pool->fx = fx;
 	pool->max_threads = c->max_threads;
 	pool->threads = calloc(pool->max_threads, sizeof(*pool->threads));
@@ -389,7 +410,7 @@ void fx_pool_destroy(struct fx_pool *pool)
 	fx_futex_wake(&pool->work_seq, INT32_MAX);
 	/* no queue is attached any more, so no thread is inside a call */
 	for (unsigned i = 0; i < atomic_load(&pool->nthreads); i++)
-		pthread_join(pool->threads[i], NULL);
+		fx_os_thread_join(pool->threads[i]);
 	for (unsigned i = 0; i < pool->ntqs; i++) {
 		struct fx_tq *tq = pool->all_tqs[i];
 		if (tq->wake.fd >= 0)
@@ -489,7 +510,12 @@ void fx_threads_add(struct flexsc_queue *q, unsigned idx)
 	uint32_t t = atomic_load_explicit(&tq->sq_tail, memory_order_relaxed);
 
 	tq->sq[t & tq->mask] = (uint16_t)idx;
-	atomic_store_explicit(&tq->sq_tail, t + 1, memory_order_relaxed);
+	/*
+	 * release: pairs with the acquire in tq_has_work and pop_submission,
+	 * publishing the index and the entry; the fence in fx_threads_commit
+	 * comes after this store, so it cannot order it.
+	 */
+	atomic_store_explicit(&tq->sq_tail, t + 1, memory_order_release);
 }
 
 /* Whether a syscall thread can run this queue's calls while the owner spins. */
@@ -541,19 +567,32 @@ bool fx_threads_pending(const struct flexsc_queue *q)
 int fx_threads_cancel(struct flexsc_queue *q, unsigned idx)
 {
 	struct fx_tq *tq = q->tq;
-	uint8_t expect = FLEXSC_SUBMITTED;
+	uint32_t h, t;
 
 	if (q->slots[idx].chained)
 		return -EALREADY;
 	/*
-	 * A cancelled index stays in the submission ring until a thread pops
-	 * and skips it; the ring has room for one such stale index per live
-	 * one, and no more.
+	 * A cancelled call leaves a hole (FX_NIL) in the submission ring until
+	 * a thread pops and skips it; the ring has room for one hole per live
+	 * index, and no more.
 	 */
 	if (atomic_load(&tq->sq_tail) - atomic_load(&tq->sq_head) >= tq->mask / 2)
 		return -EALREADY;
-	if (!__atomic_compare_exchange_n(&q->entries[idx].status, &expect, FLEXSC_BUSY, false,
-					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+	/*
+	 * Under the claim no thread pops: if idx is still in the ring, no thread
+	 * has taken it, and its index is taken out. Left there, it would run
+	 * the entry's next call, which reuses the entry at once, even before
+	 * that call is flushed.
+	 */
+	claim(tq);
+	t = atomic_load_explicit(&tq->sq_tail, memory_order_relaxed);
+	for (h = atomic_load_explicit(&tq->sq_head, memory_order_relaxed); h != t; h++)
+		if (tq->sq[h & tq->mask] == idx)
+			break;
+	if (h != t)
+		__atomic_store_n(&tq->sq[h & tq->mask], FX_NIL, __ATOMIC_RELAXED);
+	unclaim(tq);
+	if (h == t)
 		return -EALREADY;
 	fx_queue_complete(q, idx, -ECANCELED);
 	return 0;

@@ -66,11 +66,8 @@ void fx_uring_probe(struct flexsc *fx)
 			fx->uring_ops[op / 8] |= (uint8_t)(1u << (op % 8));
 	io_uring_free_probe(p);
 	fx->uring_ok = true;
-	if (atomic_load(&fx_seccomp_state) != FX_SECCOMP_NONE) {
-		fx_warn(fx, "a seccomp filter is installed and io_uring would bypass it; "
-			    "not using io_uring");
-		fx->uring_ok = false;
-	}
+	if (atomic_load(&fx_seccomp_state) != FX_SECCOMP_NONE)
+		fx->uring_ok = false; /* io_uring would bypass the filter; flexsc_register says so */
 }
 
 int fx_uring_create(struct flexsc_queue *q)
@@ -110,12 +107,19 @@ int fx_uring_create(struct flexsc_queue *q)
 	r->sqpoll = c->sqpoll;
 	unsigned workers[2] = { c->iowq_max_workers, c->iowq_max_workers };
 	io_uring_register_iowq_max_workers(&r->ring, workers);
+	/* without it (RLIMIT_NOFILE below the entries, say) descriptor-passing chains go elsewhere */
 	r->direct = io_uring_register_files_sparse(&r->ring, q->nentries) == 0;
 	if (!q->tq && q->own_wake.fd < 0)
 		q->own_wake.fd = eventfd(0, EFD_CLOEXEC); /* blocking: the armed read must wait */
 	q->creds_gen = atomic_load(&fx_creds_gen);
 	q->ring = r;
 	return 0;
+}
+
+/* Whether a chain may pass op 0's descriptor on through this queue's ring. */
+bool fx_uring_has_direct(const struct flexsc_queue *q)
+{
+	return q->ring && q->ring->direct;
 }
 
 void fx_uring_destroy(struct flexsc_queue *q)
@@ -182,8 +186,8 @@ static bool map(const struct flexsc_entry *e, struct io_uring_sqe *sqe)
 		return true;
 	case SYS_preadv2:
 	case SYS_pwritev2:
-		/* offset -1 means the file position for both */
-		if (!fits32(a[2]) || ((int64_t)a[3] < -1))
+		/* offset -1 means the file position for both; a ring without IOPOLL refuses RWF_HIPRI */
+		if (!fits32(a[2]) || ((int64_t)a[3] < -1) || (a[5] & RWF_HIPRI))
 			return false;
 		io_uring_prep_rw(e->sysnum == SYS_preadv2 ? IORING_OP_READV : IORING_OP_WRITEV,
 				 sqe, fd, p1, (unsigned)a[2], a[3]);
@@ -216,6 +220,8 @@ static bool map(const struct flexsc_entry *e, struct io_uring_sqe *sqe)
 		io_uring_prep_close(sqe, fd);
 		return true;
 	case SYS_statx:
+		if (!a[1])
+			return false; /* NULL with AT_EMPTY_PATH: the system call accepts it, io_uring faults */
 		io_uring_prep_statx(sqe, fd, p1, (int)a[2], (unsigned)a[3], (void *)(uintptr_t)a[4]);
 		return true;
 	case SYS_accept:
@@ -368,6 +374,40 @@ static bool takes_fixed_fd(long nr)
 	}
 }
 
+/*
+ * What the arguments do not say. io_uring polls and waits where a
+ * nonblocking descriptor fails with EAGAIN (or connect with EINPROGRESS),
+ * and it reads or writes a pipe or socket at its head where a positioned
+ * call fails with ESPIPE. One fcntl or lseek on the owner tells; such
+ * calls take the fallback route.
+ */
+static bool fd_fits(const struct flexsc_entry *e)
+{
+	const uint64_t *a = e->args;
+	long fd = (int)a[0], fl;
+
+	switch (e->sysnum) {
+	case SYS_preadv2:
+	case SYS_pwritev2:
+		if ((int64_t)a[3] == -1)
+			goto flags;
+		/* fall through */
+	case SYS_pread64:
+	case SYS_pwrite64:
+	case SYS_preadv:
+	case SYS_pwritev:
+		return fx_raw_syscall6(SYS_lseek, fd, 0, SEEK_CUR, 0, 0, 0) != -ESPIPE;
+	case SYS_read: case SYS_write: case SYS_readv: case SYS_writev:
+	case SYS_recvfrom: case SYS_sendto: case SYS_recvmsg: case SYS_sendmsg:
+	case SYS_accept: case SYS_accept4: case SYS_connect:
+	flags:
+		fl = fx_raw_syscall6(SYS_fcntl, fd, F_GETFL, 0, 0, 0, 0);
+		return fl < 0 || !(fl & O_NONBLOCK);
+	default:
+		return true;
+	}
+}
+
 bool fx_uring_can(const struct flexsc *fx, const struct flexsc_entry *e, bool chained_fd)
 {
 	const struct fx_sysdesc *d = fx_sysdesc(e->sysnum);
@@ -386,7 +426,10 @@ bool fx_uring_can(const struct flexsc *fx, const struct flexsc_entry *e, bool ch
 	    fx_fd_timed((int)e->args[0]))
 		return false;
 	memset(&scratch, 0, sizeof(scratch));
-	return map(e, &scratch);
+	if (!map(e, &scratch))
+		return false;
+	/* a chain's own descriptor does not exist yet */
+	return (chained_fd && e->args[0] == FLEXSC_CHAIN_FD) || fd_fits(e);
 }
 
 static struct io_uring_sqe *get_sqe(struct flexsc_queue *q)
