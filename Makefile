@@ -33,13 +33,20 @@ LIB_ASM   := $(wildcard src/engine/*.S)
 LIB_OBJ   := $(LIB_SRC:%.c=$(B)/%.o) $(LIB_ASM:%.S=$(B)/%.o)
 LIB_SO    := $(B)/libflexsc.so.$(VERSION)
 
+# FlexSC-Threads: the library, the M-on-N runtime and the interposers in
+# one preloadable object that exports only what it interposes.
+RUN_SRC   := $(LIB_SRC) $(wildcard src/threads/*.c src/preload/*.c)
+RUN_ASM   := $(LIB_ASM) $(wildcard src/threads/*.S)
+RUN_OBJ   := $(RUN_SRC:%.c=$(B)/%.o) $(RUN_ASM:%.S=$(B)/%.o)
+RUN_SO    := $(B)/libflexsc-run.so
+
 TEST_SRC  := $(wildcard tests/unit/*.c)
 TEST_BIN  := $(TEST_SRC:tests/unit/%.c=$(B)/tests/%)
 TOOL_SRC  := $(wildcard tools/*.c)
 TOOL_BIN  := $(TOOL_SRC:tools/%.c=$(B)/%)
 
 .PHONY: all lib test demo bench fuzz install deps deps-build deps-test clean
-all: lib $(TOOL_BIN) $(TEST_BIN)
+all: lib $(RUN_SO) $(TOOL_BIN) $(TEST_BIN)
 lib: $(LIB_SO)
 
 $(B)/%.o: %.c
@@ -56,6 +63,10 @@ $(LIB_SO): $(LIB_OBJ) src/libflexsc.map
 	ln -sf libflexsc.so.$(VERSION) $(B)/$(SONAME)
 	ln -sf $(SONAME) $(B)/libflexsc.so
 
+$(RUN_SO): $(RUN_OBJ) src/preload/preload.map
+	$(CC) -shared -Wl,-soname,libflexsc-run.so -Wl,--version-script=src/preload/preload.map \
+		-Wl,-z,defs -Wl,-z,nodelete $(LDFLAGS) $(RUN_OBJ) -o $@ $(LIBS)
+
 # Tests and tools link the shared library, as users do; white-box tests
 # that need internals include the sources they test.
 $(B)/tests/%: tests/unit/%.c $(LIB_SO) tests/unit/testutil.h
@@ -65,6 +76,12 @@ $(B)/tests/%: tests/unit/%.c $(LIB_SO) tests/unit/testutil.h
 
 $(B)/%: tools/%.c $(LIB_SO)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) $< -o $@ $(LDFLAGS) \
+		-L$(B) -Wl,-rpath,$(abspath $(B)) -lflexsc $(LIBS) -lm
+
+# flexsc-bench is tools/flexsc-bench.c plus the benchmarks under bench/.
+BENCH_SRC := $(wildcard bench/*.c)
+$(B)/flexsc-bench: tools/flexsc-bench.c $(BENCH_SRC) bench/bench.h $(LIB_SO)
+	$(CC) $(CPPFLAGS) -Ibench $(CFLAGS) tools/flexsc-bench.c $(BENCH_SRC) -o $@ $(LDFLAGS) \
 		-L$(B) -Wl,-rpath,$(abspath $(B)) -lflexsc $(LIBS) -lm
 
 # As root these install what is missing; otherwise they say what to install.
@@ -107,4 +124,4 @@ install: lib
 clean:
 	rm -rf build build-* results
 
--include $(shell find build* -name '*.d' 2>/dev/null)
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

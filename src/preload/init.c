@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Start and end of a process under flexsc-run: the runtime starts in a
+ * constructor, before the program's own, so even a program that never
+ * creates a thread makes its blocking calls exception-less; --stats prints
+ * the counters at exit.
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "preload/real.h"
+
+bool fx_rt_active;
+
+__attribute__((constructor(101))) static void preload_start(void)
+{
+	/* syscall threads are kernel threads, whatever pthread_create means to the program */
+	fx_os_pthread_create = REAL(pthread_create);
+	fx_os_pthread_join = REAL(pthread_join);
+	int err = fx_rt_start();
+
+	if (err) {
+		fprintf(stderr, "flexsc-run: the runtime cannot run here (%s); running on plain NPTL\n",
+			err == -ENOTSUP ? "the CPU or kernel lacks FSGSBASE" : strerror(-err));
+		return;
+	}
+	fx_rt_active = true;
+}
+
+__attribute__((destructor)) static void preload_stats(void)
+{
+	const char *want = getenv("FLEXSC_STATS");
+	uint64_t switches = 0, syscalls = 0, sleeps = 0, steals = 0;
+	uint64_t by_nr[512] = { 0 };
+
+	if (!fx_rt_active || !want || !*want)
+		return;
+	for (unsigned i = 0; i < fx_ncarriers; i++) {
+		struct fx_carrier *c = fx_carriers[i];
+		if (!c)
+			continue;
+		switches += c->switches;
+		syscalls += c->syscalls;
+		sleeps += c->idle_sleeps;
+		steals += c->steals;
+		for (unsigned n = 0; n < 512; n++)
+			by_nr[n] += c->by_nr[n];
+	}
+	fprintf(stderr, "flexsc-run: %u carriers, engine %s\n", fx_ncarriers,
+		flexsc_engine_name(flexsc_engine_in_use(fx_rt_instance)));
+	fprintf(stderr, "flexsc-run: %llu exception-less calls, %llu user-level switches, "
+			"%llu idle sleeps, %llu steals\n",
+		(unsigned long long)syscalls, (unsigned long long)switches,
+		(unsigned long long)sleeps, (unsigned long long)steals);
+	for (unsigned n = 0; n < 512; n++) {
+		struct flexsc_sysinfo si;
+		if (by_nr[n] && flexsc_sysinfo(fx_rt_instance, n, &si) == 0)
+			fprintf(stderr, "flexsc-run:   %-16s %llu\n", si.name, (unsigned long long)by_nr[n]);
+	}
+	for (unsigned i = 0; i < fx_ncarriers; i++) {
+		struct flexsc_stats st;
+		if (fx_carriers[i] && flexsc_queue_stats(fx_carriers[i]->q, &st) == 0) {
+			fprintf(stderr, "flexsc-run: carrier %u: batches %llu, waits %llu (%.3f ms), by engine: local %llu uring %llu threads %llu sync %llu; batch sizes",
+				i, (unsigned long long)st.batches, (unsigned long long)st.waits,
+				st.wait_ns / 1e6, (unsigned long long)st.by_engine[0],
+				(unsigned long long)st.by_engine[1], (unsigned long long)st.by_engine[2],
+				(unsigned long long)st.by_engine[3]);
+			for (unsigned b = 0; b < FLEXSC_HIST_BUCKETS; b++)
+				fprintf(stderr, " %u+:%llu", 1u << b, (unsigned long long)st.batch_hist[b]);
+			fputc('\n', stderr);
+		}
+	}
+}
+
+/* glibc reads the CPU from the TCB's rseq area, which a uthread's own TCB does not have */
+FX_PUBLIC int sched_getcpu(void)
+{
+	unsigned cpu;
+
+	return getcpu(&cpu, NULL) == 0 ? (int)cpu : -1;
+}

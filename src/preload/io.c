@@ -1,0 +1,496 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The blocking libc calls, made exception-less for uthreads.
+ *
+ * Each wrapper hands its system call to fx_rt_syscall: on a uthread, the
+ * call is posted to the carrier's syscall page and the uthread switches
+ * away until the result is back; anywhere else (the runtime itself, a
+ * thread that is not a carrier) it is the plain system call. The result
+ * comes back raw (>= 0 or -errno) and becomes -1/errno here, the one place
+ * that does so. Every wrapper issues exactly the system call glibc 2.36
+ * issues for the same function on x86-64, so results, errno values and
+ * partial transfers are the kernel's own.
+ *
+ * Calls that install a signal mask for their duration (ppoll, pselect,
+ * epoll_pwait with a mask) must run on the calling kernel thread: a
+ * syscall thread has every signal blocked. They stay direct (the carrier
+ * blocks), as do calls that cannot block (a zero timeout).
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "preload/real.h"
+#include "threads/wait.h"
+
+#define A(x) ((uint64_t)(uintptr_t)(x))
+
+static long call(long nr, unsigned n, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
+		 uint64_t a4, uint64_t a5)
+{
+	uint64_t args[6] = { a0, a1, a2, a3, a4, a5 };
+
+	return fx_libc_ret(fx_rt_syscall(nr, n, args));
+}
+
+#define CALL0(nr) call(nr, 0, 0, 0, 0, 0, 0, 0)
+#define CALL1(nr, a) call(nr, 1, A(a), 0, 0, 0, 0, 0)
+#define CALL2(nr, a, b) call(nr, 2, A(a), A(b), 0, 0, 0, 0)
+#define CALL3(nr, a, b, c) call(nr, 3, A(a), A(b), A(c), 0, 0, 0)
+#define CALL4(nr, a, b, c, d) call(nr, 4, A(a), A(b), A(c), A(d), 0, 0)
+#define CALL5(nr, a, b, c, d, e) call(nr, 5, A(a), A(b), A(c), A(d), A(e), 0)
+#define CALL6(nr, a, b, c, d, e, f) call(nr, 6, A(a), A(b), A(c), A(d), A(e), A(f))
+
+/* ---- reading and writing ---- */
+
+FX_PUBLIC ssize_t read(int fd, void *buf, size_t n)
+{
+	return CALL3(SYS_read, fd, buf, n);
+}
+
+FX_PUBLIC ssize_t write(int fd, const void *buf, size_t n)
+{
+	return CALL3(SYS_write, fd, buf, n);
+}
+
+FX_PUBLIC ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+	return CALL4(SYS_pread64, fd, buf, n, off);
+}
+
+FX_PUBLIC ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+	return CALL4(SYS_pwrite64, fd, buf, n, off);
+}
+
+FX_PUBLIC ssize_t readv(int fd, const struct iovec *iov, int cnt)
+{
+	return CALL3(SYS_readv, fd, iov, cnt);
+}
+
+FX_PUBLIC ssize_t writev(int fd, const struct iovec *iov, int cnt)
+{
+	return CALL3(SYS_writev, fd, iov, cnt);
+}
+
+FX_PUBLIC ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
+{
+	return CALL5(SYS_preadv, fd, iov, cnt, off, 0);
+}
+
+FX_PUBLIC ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
+{
+	return CALL5(SYS_pwritev, fd, iov, cnt, off, 0);
+}
+
+FX_PUBLIC ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
+{
+	return CALL6(SYS_preadv2, fd, iov, cnt, off, 0, flags);
+}
+
+FX_PUBLIC ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
+{
+	return CALL6(SYS_pwritev2, fd, iov, cnt, off, 0, flags);
+}
+
+/* x86-64: off_t is 64 bits, and the *64 names are the same calls */
+FX_PUBLIC ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
+{
+	return pread(fd, buf, n, off);
+}
+
+FX_PUBLIC ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
+{
+	return pwrite(fd, buf, n, off);
+}
+
+FX_PUBLIC ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off64_t off)
+{
+	return preadv(fd, iov, cnt, off);
+}
+
+FX_PUBLIC ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t off)
+{
+	return pwritev(fd, iov, cnt, off);
+}
+
+FX_PUBLIC ssize_t preadv64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
+{
+	return preadv2(fd, iov, cnt, off, flags);
+}
+
+FX_PUBLIC ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
+{
+	return pwritev2(fd, iov, cnt, off, flags);
+}
+
+/* fortified variants: the same checks glibc makes, then the same call */
+FX_PUBLIC ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+{
+	if (n > buflen)
+		REAL(__read_chk)(fd, buf, n, buflen); /* reports the overflow and aborts */
+	return read(fd, buf, n);
+}
+
+FX_PUBLIC ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
+{
+	if (n > buflen)
+		REAL(__pread_chk)(fd, buf, n, off, buflen);
+	return pread(fd, buf, n, off);
+}
+FX_PUBLIC ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t buflen)
+{
+	return __pread_chk(fd, buf, n, off, buflen);
+}
+
+/* ---- opening, closing, stat ---- */
+
+static mode_t mode_arg(int flags, va_list ap)
+{
+	return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? va_arg(ap, mode_t) : 0;
+}
+
+FX_PUBLIC int open(const char *path, int flags, ...)
+{
+	va_list ap;
+
+	va_start(ap, flags);
+	mode_t mode = mode_arg(flags, ap);
+	va_end(ap);
+	return (int)CALL4(SYS_openat, AT_FDCWD, path, flags, mode);
+}
+
+FX_PUBLIC int openat(int dirfd, const char *path, int flags, ...)
+{
+	va_list ap;
+
+	va_start(ap, flags);
+	mode_t mode = mode_arg(flags, ap);
+	va_end(ap);
+	return (int)CALL4(SYS_openat, dirfd, path, flags, mode);
+}
+
+FX_PUBLIC int open64(const char *path, int flags, ...)
+{
+	va_list ap;
+
+	va_start(ap, flags);
+	mode_t mode = mode_arg(flags, ap);
+	va_end(ap);
+	return (int)CALL4(SYS_openat, AT_FDCWD, path, flags, mode);
+}
+
+FX_PUBLIC int openat64(int dirfd, const char *path, int flags, ...)
+{
+	va_list ap;
+
+	va_start(ap, flags);
+	mode_t mode = mode_arg(flags, ap);
+	va_end(ap);
+	return (int)CALL4(SYS_openat, dirfd, path, flags, mode);
+}
+
+FX_PUBLIC int creat(const char *path, mode_t mode)
+{
+	return (int)CALL4(SYS_openat, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode);
+}
+FX_PUBLIC int creat64(const char *path, mode_t mode)
+{
+	return creat(path, mode);
+}
+
+FX_PUBLIC int __open_2(const char *path, int flags)
+{
+	if (flags & O_CREAT)
+		REAL(__open_2)(path, flags); /* glibc's diagnosis: O_CREAT needs a mode */
+	return open(path, flags);
+}
+FX_PUBLIC int __open64_2(const char *path, int flags)
+{
+	return __open_2(path, flags);
+}
+
+FX_PUBLIC int __openat_2(int dirfd, const char *path, int flags)
+{
+	if (flags & O_CREAT)
+		REAL(__openat_2)(dirfd, path, flags);
+	return openat(dirfd, path, flags);
+}
+FX_PUBLIC int __openat64_2(int dirfd, const char *path, int flags)
+{
+	return __openat_2(dirfd, path, flags);
+}
+
+FX_PUBLIC int close(int fd)
+{
+	return (int)CALL1(SYS_close, fd);
+}
+
+FX_PUBLIC int stat(const char *path, struct stat *st)
+{
+	return (int)CALL4(SYS_newfstatat, AT_FDCWD, path, st, 0);
+}
+
+FX_PUBLIC int lstat(const char *path, struct stat *st)
+{
+	return (int)CALL4(SYS_newfstatat, AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW);
+}
+
+FX_PUBLIC int fstat(int fd, struct stat *st)
+{
+	return (int)CALL2(SYS_fstat, fd, st);
+}
+
+FX_PUBLIC int fstatat(int dirfd, const char *path, struct stat *st, int flags)
+{
+	return (int)CALL4(SYS_newfstatat, dirfd, path, st, flags);
+}
+
+/* struct stat64 is struct stat on x86-64 */
+FX_PUBLIC int stat64(const char *path, struct stat64 *st)
+{
+	return (int)CALL4(SYS_newfstatat, AT_FDCWD, path, st, 0);
+}
+
+FX_PUBLIC int lstat64(const char *path, struct stat64 *st)
+{
+	return (int)CALL4(SYS_newfstatat, AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW);
+}
+
+FX_PUBLIC int fstat64(int fd, struct stat64 *st)
+{
+	return (int)CALL2(SYS_fstat, fd, st);
+}
+
+FX_PUBLIC int fstatat64(int dirfd, const char *path, struct stat64 *st, int flags)
+{
+	return (int)CALL4(SYS_newfstatat, dirfd, path, st, flags);
+}
+
+FX_PUBLIC int statx(int dirfd, const char *path, int flags, unsigned mask, struct statx *buf)
+{
+	return (int)CALL5(SYS_statx, dirfd, path, flags, mask, buf);
+}
+
+FX_PUBLIC int fsync(int fd)
+{
+	return (int)CALL1(SYS_fsync, fd);
+}
+
+FX_PUBLIC int fdatasync(int fd)
+{
+	return (int)CALL1(SYS_fdatasync, fd);
+}
+
+/* ---- sockets ---- */
+
+FX_PUBLIC int accept(int fd, struct sockaddr *addr, socklen_t *len)
+{
+	return (int)CALL3(SYS_accept, fd, addr, len);
+}
+
+FX_PUBLIC int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
+{
+	return (int)CALL4(SYS_accept4, fd, addr, len, flags);
+}
+
+FX_PUBLIC int connect(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	return (int)CALL3(SYS_connect, fd, addr, len);
+}
+
+FX_PUBLIC ssize_t recv(int fd, void *buf, size_t n, int flags)
+{
+	return CALL6(SYS_recvfrom, fd, buf, n, flags, NULL, NULL);
+}
+
+FX_PUBLIC ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *addr,
+			   socklen_t *len)
+{
+	return CALL6(SYS_recvfrom, fd, buf, n, flags, addr, len);
+}
+
+FX_PUBLIC ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
+{
+	return CALL3(SYS_recvmsg, fd, msg, flags);
+}
+
+FX_PUBLIC ssize_t send(int fd, const void *buf, size_t n, int flags)
+{
+	return CALL6(SYS_sendto, fd, buf, n, flags, NULL, 0);
+}
+
+FX_PUBLIC ssize_t sendto(int fd, const void *buf, size_t n, int flags,
+			 const struct sockaddr *addr, socklen_t len)
+{
+	return CALL6(SYS_sendto, fd, buf, n, flags, addr, len);
+}
+
+FX_PUBLIC ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	return CALL3(SYS_sendmsg, fd, msg, flags);
+}
+
+FX_PUBLIC int shutdown(int fd, int how)
+{
+	return (int)CALL2(SYS_shutdown, fd, how);
+}
+
+FX_PUBLIC ssize_t sendfile(int out, int in, off_t *off, size_t count)
+{
+	return CALL4(SYS_sendfile, out, in, off, count);
+}
+FX_PUBLIC ssize_t sendfile64(int out, int in, off64_t *off, size_t count)
+{
+	return CALL4(SYS_sendfile, out, in, off, count);
+}
+
+FX_PUBLIC ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
+{
+	if (n > buflen)
+		REAL(__recv_chk)(fd, buf, n, buflen, flags);
+	return recv(fd, buf, n, flags);
+}
+
+FX_PUBLIC ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
+				 struct sockaddr *addr, socklen_t *len)
+{
+	if (n > buflen)
+		REAL(__recvfrom_chk)(fd, buf, n, buflen, flags, addr, len);
+	return recvfrom(fd, buf, n, flags, addr, len);
+}
+
+/* ---- waiting for descriptors ---- */
+
+FX_PUBLIC int poll(struct pollfd *fds, nfds_t n, int timeout)
+{
+	if (timeout == 0)
+		return (int)fx_libc_ret(fx_raw_syscall6(SYS_poll, (long)fds, (long)n, 0, 0, 0, 0));
+	return (int)CALL3(SYS_poll, fds, n, timeout);
+}
+
+FX_PUBLIC int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen)
+{
+	if (fdslen / sizeof(*fds) < n)
+		REAL(__poll_chk)(fds, n, timeout, fdslen);
+	return poll(fds, n, timeout);
+}
+
+FX_PUBLIC int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask)
+{
+	if (mask || (ts && !ts->tv_sec && !ts->tv_nsec))
+		return REAL(ppoll)(fds, n, ts, mask);
+	return (int)CALL5(SYS_ppoll, fds, n, ts, NULL, _NSIG / 8);
+}
+
+FX_PUBLIC int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
+{
+	if (tv && !tv->tv_sec && !tv->tv_usec)
+		return REAL(select)(n, r, w, e, tv);
+	return (int)CALL5(SYS_select, n, r, w, e, tv);
+}
+
+FX_PUBLIC int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
+		      const sigset_t *mask)
+{
+	if (mask || (ts && !ts->tv_sec && !ts->tv_nsec))
+		return REAL(pselect)(n, r, w, e, ts, mask);
+	/* the kernel may update the timeout it is given; pselect's is const */
+	struct timespec copy, *tp = NULL;
+	if (ts) {
+		copy = *ts;
+		tp = &copy;
+	}
+	return (int)CALL6(SYS_pselect6, n, r, w, e, tp, NULL);
+}
+
+FX_PUBLIC int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
+{
+	if (timeout == 0)
+		return REAL(epoll_wait)(epfd, ev, max, timeout);
+	return (int)CALL4(SYS_epoll_wait, epfd, ev, max, timeout);
+}
+
+FX_PUBLIC int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *mask)
+{
+	if (mask)
+		return REAL(epoll_pwait)(epfd, ev, max, timeout, mask);
+	return epoll_wait(epfd, ev, max, timeout);
+}
+
+/* ---- sleeping: a timer in the scheduler, no system call at all ---- */
+
+static int sleep_for(clockid_t clock, int flags, const struct timespec *req)
+{
+	uint64_t deadline;
+
+	if (!req || req->tv_nsec < 0 || req->tv_nsec >= 1000000000L || req->tv_sec < 0)
+		return EINVAL;
+	if (flags & TIMER_ABSTIME) {
+		if (fx_deadline(clock, req, &deadline))
+			return EINVAL;
+	} else {
+		deadline = fx_now_ns() + (uint64_t)req->tv_sec * 1000000000u + (uint64_t)req->tv_nsec;
+	}
+	fx_sleep_until(deadline);
+	return 0;
+}
+
+static bool on_uthread(void)
+{
+	struct fx_carrier *c = fx_rt_active ? fx_carrier_self() : NULL;
+
+	return c && c->current && !c->in_rt;
+}
+
+FX_PUBLIC int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req, struct timespec *rem)
+{
+	if (!on_uthread() || (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC))
+		return REAL(clock_nanosleep)(clock, flags, req, rem);
+	int err = sleep_for(clock, flags, req);
+	if (!err && rem && !(flags & TIMER_ABSTIME))
+		rem->tv_sec = rem->tv_nsec = 0;
+	return err;
+}
+
+FX_PUBLIC int nanosleep(const struct timespec *req, struct timespec *rem)
+{
+	if (!on_uthread())
+		return REAL(nanosleep)(req, rem);
+	int err = clock_nanosleep(CLOCK_MONOTONIC, 0, req, rem);
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
+FX_PUBLIC int usleep(useconds_t us)
+{
+	struct timespec ts = { us / 1000000, (long)(us % 1000000) * 1000 };
+
+	if (!on_uthread())
+		return REAL(usleep)(us);
+	return nanosleep(&ts, NULL);
+}
+
+FX_PUBLIC unsigned sleep(unsigned s)
+{
+	struct timespec ts = { s, 0 };
+
+	if (!on_uthread())
+		return REAL(sleep)(s);
+	nanosleep(&ts, NULL);
+	return 0;
+}

@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Mutexes and condition variables for uthreads (and for any other thread).
+ *
+ * glibc's own would make a contended thread wait in the kernel, putting a
+ * whole carrier to sleep while the owner may be a uthread of that very
+ * carrier: a deadlock. Ours keep glibc's object sizes and its static
+ * initialisers (all zero, the kind in __kind) and lay their own state over
+ * them:
+ *
+ *   pthread_mutex_t: lock word (0 free, 1 held, 2 held with waiters),
+ *   recursion count, owner id, kind, wait-list spin lock, wait list.
+ *   pthread_cond_t: wait-list spin lock, clock, wait list.
+ *
+ * A contended locker queues a waiter and sleeps (fx_waiter_sleep: a uthread
+ * switches away, any other thread sleeps on a futex). Unlock hands the
+ * mutex to the first waiter (it never becomes free in between), so waking
+ * is FIFO and a waiter never loses the lock it was woken for.
+ *
+ * Process-shared objects cannot hold pointers to our waiters: they are left
+ * to glibc (pshared bit in __kind; condition variables: __wrefs bit 0),
+ * and then block their carrier while they wait. Robust and
+ * priority-inheritance/protect mutexes are left to glibc too.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "preload/real.h"
+#include "threads/wait.h"
+
+struct fx_mutex {
+	_Atomic int lock;
+	unsigned count;
+	int owner;
+	unsigned nusers;
+	int kind;
+	_Atomic int wl;
+	struct fx_wlist waiters;
+};
+_Static_assert(sizeof(struct fx_mutex) <= sizeof(pthread_mutex_t), "fits glibc's mutex");
+_Static_assert(offsetof(struct fx_mutex, kind) == 16, "kind where glibc keeps __kind");
+
+#define KIND_TYPE_MASK 3
+#define KIND_ROBUST 16
+#define KIND_PI 32
+#define KIND_PP 64
+#define KIND_PSHARED 128
+#define KIND_GLIBC (KIND_ROBUST | KIND_PI | KIND_PP | KIND_PSHARED)
+
+/* An id for the calling thread: a uthread's, or minus the kernel thread id. */
+static int self_id(void)
+{
+	static __thread int tid;
+	struct fx_uthread *u = fx_uthread_self();
+
+	if (u)
+		return u->id ? u->id : -1;
+	if (!tid)
+		tid = (int)syscall(SYS_gettid);
+	return -tid - 1;
+}
+
+static bool ours(const pthread_mutex_t *m)
+{
+	return fx_rt_active && !(((const struct fx_mutex *)m)->kind & KIND_GLIBC);
+}
+
+FX_PUBLIC int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
+{
+	int type = PTHREAD_MUTEX_DEFAULT, pshared = PTHREAD_PROCESS_PRIVATE;
+	int robust = PTHREAD_MUTEX_STALLED, proto = PTHREAD_PRIO_NONE;
+
+	if (attr) {
+		pthread_mutexattr_gettype(attr, &type);
+		pthread_mutexattr_getpshared(attr, &pshared);
+		pthread_mutexattr_getrobust(attr, &robust);
+		pthread_mutexattr_getprotocol(attr, &proto);
+	}
+	if (!fx_rt_active || pshared == PTHREAD_PROCESS_SHARED || robust == PTHREAD_MUTEX_ROBUST ||
+	    proto != PTHREAD_PRIO_NONE)
+		return REAL(pthread_mutex_init)(m, attr);
+	memset(m, 0, sizeof(*m));
+	((struct fx_mutex *)m)->kind = type & KIND_TYPE_MASK;
+	return 0;
+}
+
+FX_PUBLIC int pthread_mutex_destroy(pthread_mutex_t *m)
+{
+	struct fx_mutex *x = (struct fx_mutex *)m;
+
+	if (!ours(m))
+		return REAL(pthread_mutex_destroy)(m);
+	return atomic_load(&x->lock) ? EBUSY : 0;
+}
+
+static int lock_slow(struct fx_mutex *x, uint64_t deadline)
+{
+	struct fx_waiter w;
+
+	fx_waiter_init(&w);
+	fx_spin_lock(&x->wl);
+	for (;;) {
+		int v = atomic_load(&x->lock);
+		if (v == 0) {
+			if (atomic_compare_exchange_strong(&x->lock, &v, x->waiters.head ? 2 : 1)) {
+				fx_spin_unlock(&x->wl);
+				return 0;
+			}
+		} else if (v == 2 || atomic_compare_exchange_strong(&x->lock, &v, 2)) {
+			break;
+		}
+	}
+	fx_wlist_push(&x->waiters, &w);
+	fx_spin_unlock(&x->wl);
+	if (fx_waiter_sleep(&w, deadline) == -ETIMEDOUT) {
+		fx_spin_lock(&x->wl);
+		fx_wlist_remove(&x->waiters, &w);
+		fx_spin_unlock(&x->wl);
+		return ETIMEDOUT;
+	}
+	return 0; /* handed over by the unlocker: the lock word stayed held */
+}
+
+static int lock(pthread_mutex_t *m, bool try, uint64_t deadline)
+{
+	struct fx_mutex *x = (struct fx_mutex *)m;
+	int me = self_id(), type = x->kind & KIND_TYPE_MASK, expect = 0;
+
+	if (type != PTHREAD_MUTEX_NORMAL && type != PTHREAD_MUTEX_ADAPTIVE_NP && x->owner == me) {
+		if (type == PTHREAD_MUTEX_ERRORCHECK)
+			return EDEADLK;
+		if (x->count == UINT32_MAX)
+			return EAGAIN;
+		x->count++;
+		return 0;
+	}
+	if (!atomic_compare_exchange_strong_explicit(&x->lock, &expect, 1, memory_order_acquire,
+						     memory_order_relaxed)) {
+		if (try)
+			return EBUSY;
+		int err = lock_slow(x, deadline);
+		if (err)
+			return err;
+	}
+	x->owner = me;
+	x->count = 1;
+	return 0;
+}
+
+FX_PUBLIC int pthread_mutex_lock(pthread_mutex_t *m)
+{
+	if (!ours(m))
+		return REAL(pthread_mutex_lock)(m);
+	return lock(m, false, UINT64_MAX);
+}
+
+FX_PUBLIC int pthread_mutex_trylock(pthread_mutex_t *m)
+{
+	if (!ours(m))
+		return REAL(pthread_mutex_trylock)(m);
+	return lock(m, true, UINT64_MAX);
+}
+
+FX_PUBLIC int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abs)
+{
+	uint64_t deadline;
+
+	if (!ours(m))
+		return REAL(pthread_mutex_clocklock)(m, clock, abs);
+	if ((clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC) || fx_deadline(clock, abs, &deadline))
+		return EINVAL;
+	return lock(m, false, deadline);
+}
+
+FX_PUBLIC int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abs)
+{
+	if (!ours(m))
+		return REAL(pthread_mutex_timedlock)(m, abs);
+	return pthread_mutex_clocklock(m, CLOCK_REALTIME, abs);
+}
+
+FX_PUBLIC int pthread_mutex_unlock(pthread_mutex_t *m)
+{
+	struct fx_mutex *x = (struct fx_mutex *)m;
+	int type, expect = 1;
+
+	if (!ours(m))
+		return REAL(pthread_mutex_unlock)(m);
+	type = x->kind & KIND_TYPE_MASK;
+	if (type == PTHREAD_MUTEX_ERRORCHECK || type == PTHREAD_MUTEX_RECURSIVE) {
+		if (x->owner != self_id() || !atomic_load(&x->lock))
+			return EPERM;
+		if (--x->count)
+			return 0;
+	}
+	x->owner = 0;
+	/* release: pairs with the acquire of the next locker */
+	if (atomic_compare_exchange_strong_explicit(&x->lock, &expect, 0, memory_order_release,
+						    memory_order_relaxed))
+		return 0;
+	fx_spin_lock(&x->wl);
+	for (;;) {
+		struct fx_waiter *w = fx_wlist_pop(&x->waiters);
+		if (!w) {
+			atomic_store_explicit(&x->lock, 0, memory_order_release);
+			break;
+		}
+		atomic_store(&x->lock, x->waiters.head ? 2 : 1);
+		if (fx_waiter_wake(w))
+			break; /* handed over */
+		/* its deadline won: try the next one */
+	}
+	fx_spin_unlock(&x->wl);
+	return 0;
+}
+
+FX_PUBLIC int pthread_mutex_consistent(pthread_mutex_t *m)
+{
+	if (!ours(m))
+		return REAL(pthread_mutex_consistent)(m);
+	return EINVAL; /* ours are never robust */
+}
+
+/* ---- condition variables ---- */
+
+struct fx_cond {
+	_Atomic int wl;
+	int clock;
+	struct fx_wlist waiters;
+	char pad[36 - 24];
+	unsigned wrefs;  /* glibc's __wrefs: bit 0 marks a process-shared condition */
+};
+_Static_assert(sizeof(struct fx_cond) <= sizeof(pthread_cond_t), "fits glibc's condition");
+_Static_assert(offsetof(struct fx_cond, wrefs) == 36, "where glibc keeps __wrefs");
+
+static bool cond_ours(const pthread_cond_t *c)
+{
+	return fx_rt_active && !(((const struct fx_cond *)c)->wrefs & 1);
+}
+
+FX_PUBLIC int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *attr)
+{
+	int pshared = PTHREAD_PROCESS_PRIVATE;
+	clockid_t clock = CLOCK_REALTIME;
+
+	if (attr) {
+		pthread_condattr_getpshared(attr, &pshared);
+		pthread_condattr_getclock(attr, &clock);
+	}
+	if (!fx_rt_active || pshared == PTHREAD_PROCESS_SHARED)
+		return REAL(pthread_cond_init)(c, attr);
+	memset(c, 0, sizeof(*c));
+	((struct fx_cond *)c)->clock = (int)clock;
+	return 0;
+}
+
+FX_PUBLIC int pthread_cond_destroy(pthread_cond_t *c)
+{
+	if (!cond_ours(c))
+		return REAL(pthread_cond_destroy)(c);
+	return 0;
+}
+
+static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock, const struct timespec *abs)
+{
+	struct fx_cond *x = (struct fx_cond *)c;
+	struct fx_waiter w;
+	uint64_t deadline;
+	int err;
+
+	if (fx_deadline(clock, abs, &deadline))
+		return EINVAL;
+	fx_waiter_init(&w);
+	fx_spin_lock(&x->wl);
+	fx_wlist_push(&x->waiters, &w);
+	fx_spin_unlock(&x->wl);
+	/* queued before the mutex goes: a signal after the unlock finds us */
+	err = pthread_mutex_unlock(m);
+	if (err) {
+		fx_spin_lock(&x->wl);
+		fx_wlist_remove(&x->waiters, &w);
+		fx_spin_unlock(&x->wl);
+		return err;
+	}
+	if (fx_waiter_sleep(&w, deadline) == -ETIMEDOUT) {
+		fx_spin_lock(&x->wl);
+		fx_wlist_remove(&x->waiters, &w);
+		fx_spin_unlock(&x->wl);
+		err = ETIMEDOUT;
+	}
+	pthread_mutex_lock(m);
+	return err;
+}
+
+FX_PUBLIC int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+{
+	if (!cond_ours(c))
+		return REAL(pthread_cond_wait)(c, m);
+	return cond_wait(c, m, CLOCK_REALTIME, NULL);
+}
+
+FX_PUBLIC int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abs)
+{
+	if (!cond_ours(c))
+		return REAL(pthread_cond_timedwait)(c, m, abs);
+	return cond_wait(c, m, ((struct fx_cond *)c)->clock, abs);
+}
+
+FX_PUBLIC int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+				     const struct timespec *abs)
+{
+	if (!cond_ours(c))
+		return REAL(pthread_cond_clockwait)(c, m, clock, abs);
+	if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
+		return EINVAL;
+	return cond_wait(c, m, clock, abs);
+}
+
+FX_PUBLIC int pthread_cond_signal(pthread_cond_t *c)
+{
+	struct fx_cond *x = (struct fx_cond *)c;
+
+	if (!cond_ours(c))
+		return REAL(pthread_cond_signal)(c);
+	if (!x->waiters.head)
+		return 0;
+	fx_spin_lock(&x->wl);
+	struct fx_waiter *w;
+	while ((w = fx_wlist_pop(&x->waiters)) && !fx_waiter_wake(w))
+		; /* one whose deadline won is not a wake-up: signal the next */
+	fx_spin_unlock(&x->wl);
+	return 0;
+}
+
+FX_PUBLIC int pthread_cond_broadcast(pthread_cond_t *c)
+{
+	struct fx_cond *x = (struct fx_cond *)c;
+
+	if (!cond_ours(c))
+		return REAL(pthread_cond_broadcast)(c);
+	if (!x->waiters.head)
+		return 0;
+	fx_spin_lock(&x->wl);
+	struct fx_waiter *w;
+	while ((w = fx_wlist_pop(&x->waiters)))
+		fx_waiter_wake(w);
+	fx_spin_unlock(&x->wl);
+	return 0;
+}

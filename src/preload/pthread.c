@@ -1,0 +1,459 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The pthread ABI for the program's threads: creation, joining, exit,
+ * keys, cleanup handlers, names, once.
+ *
+ * pthread_t is the thread's TCB address, as in NPTL, so glibc's own
+ * pthread_self and pthread_equal (not interposed) agree with us. Attribute
+ * objects keep glibc's layout: glibc's own attribute functions fill them
+ * and we read them back through its getters. Scheduling-policy, priority,
+ * inherit-sched and affinity attributes are accepted and have no effect
+ * (carriers are pinned; user threads are scheduled FIFO, cooperatively):
+ * docs/threads.md says so.
+ *
+ * Errors follow the pthread convention: a positive errno is returned.
+ */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "preload/real.h"
+#include "threads/wait.h"
+
+static _Atomic int next_id = 1;
+
+FX_PUBLIC int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+			     void *(*start)(void *), void *arg)
+{
+	if (!fx_rt_active)
+		return REAL(pthread_create)(thread, attr, start, arg);
+
+	size_t stack = fx_default_stack_size(), guard = (size_t)sysconf(_SC_PAGESIZE);
+	void *user_stack = NULL;
+	int detach = PTHREAD_CREATE_JOINABLE, err = 0;
+
+	if (attr) {
+		void *lo;
+		size_t size;
+
+		pthread_attr_getdetachstate(attr, &detach);
+		pthread_attr_getstacksize(attr, &stack);
+		pthread_attr_getguardsize(attr, &guard);
+		/* glibc reports the top (NULL when no stack was given) less the size */
+		if (!pthread_attr_getstack(attr, &lo, &size) && (uintptr_t)lo + size != 0)
+			user_stack = lo;
+	}
+	fx_rt_start_carriers();
+	struct fx_uthread *u = fx_uthread_create(stack, guard, user_stack, start, arg, &err);
+	if (!u)
+		return err;
+	struct fx_uthread *me = fx_uthread_self();
+	if (me)
+		u->sigmask = me->sigmask;
+	u->id = atomic_fetch_add(&next_id, 1);
+	atomic_store(&u->detached, detach == PTHREAD_CREATE_DETACHED);
+	*thread = (pthread_t)u->tcb;
+	fx_uthread_start(u);
+	return 0;
+}
+
+/* Waits until t exited and its context is saved; frees it. */
+static void *reclaim(struct fx_uthread *t)
+{
+	while (atomic_load_explicit(&t->on_cpu, memory_order_acquire))
+		__builtin_ia32_pause();
+	void *result = t->result;
+	if (t != fx_main_uthread)
+		fx_uthread_free(t);
+	return result;
+}
+
+static int join(pthread_t thread, void **ret, bool try, clockid_t clock, const struct timespec *abs)
+{
+	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
+	struct fx_uthread *me = fx_uthread_self();
+	uint64_t deadline;
+
+	if (!t)
+		return ESRCH;
+	if (t == me)
+		return EDEADLK;
+	if (fx_deadline(clock, abs, &deadline))
+		return EINVAL;
+	fx_spin_lock(&t->join_lock);
+	if (atomic_load(&t->detached) || (t->joiner && t->joiner != me)) {
+		fx_spin_unlock(&t->join_lock);
+		return EINVAL;
+	}
+	while (atomic_load(&t->state) != FX_U_EXITED) {
+		if (try) {
+			fx_spin_unlock(&t->join_lock);
+			return EBUSY;
+		}
+		if (!me) {
+			/* a thread of the runtime's own, or of glibc: poll */
+			fx_spin_unlock(&t->join_lock);
+			if (fx_now_ns() >= deadline)
+				return ETIMEDOUT;
+			usleep(1000);
+			fx_spin_lock(&t->join_lock);
+			continue;
+		}
+		t->joiner = me;
+		atomic_store(&me->state, FX_U_BLOCKED);
+		fx_spin_unlock(&t->join_lock);
+		if (deadline == UINT64_MAX) {
+			fx_block();
+		} else {
+			/* a joiner with a deadline sleeps in slices; the exiting thread's wake ends one early */
+			uint64_t now = fx_now_ns();
+			if (now >= deadline) {
+				fx_spin_lock(&t->join_lock);
+				if (atomic_load(&t->state) != FX_U_EXITED) {
+					t->joiner = NULL;
+					atomic_store(&me->state, FX_U_RUNNING);
+					fx_spin_unlock(&t->join_lock);
+					return ETIMEDOUT;
+				}
+				fx_spin_unlock(&t->join_lock);
+				break;
+			}
+			atomic_store(&me->state, FX_U_RUNNING);
+			fx_sleep_until(now + 1000000 < deadline ? now + 1000000 : deadline);
+		}
+		fx_spin_lock(&t->join_lock);
+	}
+	fx_spin_unlock(&t->join_lock);
+	void *result = reclaim(t);
+	if (ret)
+		*ret = result;
+	return 0;
+}
+
+FX_PUBLIC int pthread_join(pthread_t thread, void **ret)
+{
+	if (!fx_rt_active)
+		return REAL(pthread_join)(thread, ret);
+	return join(thread, ret, false, CLOCK_MONOTONIC, NULL);
+}
+
+FX_PUBLIC int pthread_tryjoin_np(pthread_t thread, void **ret)
+{
+	if (!fx_rt_active)
+		return REAL(pthread_tryjoin_np)(thread, ret);
+	return join(thread, ret, true, CLOCK_MONOTONIC, NULL);
+}
+
+FX_PUBLIC int pthread_timedjoin_np(pthread_t thread, void **ret, const struct timespec *abs)
+{
+	if (!fx_rt_active)
+		return REAL(pthread_timedjoin_np)(thread, ret, abs);
+	return join(thread, ret, false, CLOCK_REALTIME, abs);
+}
+
+FX_PUBLIC int pthread_clockjoin_np(pthread_t thread, void **ret, clockid_t clock,
+				   const struct timespec *abs)
+{
+	if (!fx_rt_active)
+		return REAL(pthread_clockjoin_np)(thread, ret, clock, abs);
+	if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
+		return EINVAL;
+	return join(thread, ret, false, clock, abs);
+}
+
+FX_PUBLIC int pthread_detach(pthread_t thread)
+{
+	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
+
+	if (!fx_rt_active)
+		return REAL(pthread_detach)(thread);
+	if (!t)
+		return ESRCH;
+	fx_spin_lock(&t->join_lock);
+	if (atomic_load(&t->detached) || t->joiner) {
+		fx_spin_unlock(&t->join_lock);
+		return EINVAL;
+	}
+	atomic_store(&t->detached, 1);
+	bool exited = atomic_load(&t->state) == FX_U_EXITED;
+	fx_spin_unlock(&t->join_lock);
+	if (exited)
+		reclaim(t);
+	return 0;
+}
+
+/* ---- thread-specific data ---- */
+
+/* A key is live while its sequence number is odd; values carry the sequence they were set under. */
+static struct {
+	_Atomic uintptr_t seq;
+	void (*destructor)(void *);
+} keys[FX_KEYS_MAX];
+
+struct spec {
+	uintptr_t seq;
+	void *value;
+};
+
+#define SPEC_BLOCK 32
+static __thread struct spec *spec_blocks[FX_KEYS_MAX / SPEC_BLOCK];
+
+FX_PUBLIC int pthread_key_create(pthread_key_t *key, void (*destructor)(void *))
+{
+	if (!fx_rt_active)
+		return REAL(pthread_key_create)(key, destructor);
+	for (unsigned k = 0; k < FX_KEYS_MAX; k++) {
+		uintptr_t seq = atomic_load(&keys[k].seq);
+		if (!(seq & 1) && seq + 1 > seq &&
+		    atomic_compare_exchange_strong(&keys[k].seq, &seq, seq + 1)) {
+			keys[k].destructor = destructor;
+			*key = k;
+			return 0;
+		}
+	}
+	return EAGAIN;
+}
+
+FX_PUBLIC int pthread_key_delete(pthread_key_t key)
+{
+	if (!fx_rt_active)
+		return REAL(pthread_key_delete)(key);
+	if (key >= FX_KEYS_MAX)
+		return EINVAL;
+	uintptr_t seq = atomic_load(&keys[key].seq);
+	if (!(seq & 1) || !atomic_compare_exchange_strong(&keys[key].seq, &seq, seq + 1))
+		return EINVAL;
+	return 0;
+}
+
+FX_PUBLIC void *pthread_getspecific(pthread_key_t key)
+{
+	if (!fx_rt_active)
+		return REAL(pthread_getspecific)(key);
+	if (key >= FX_KEYS_MAX)
+		return NULL;
+	struct spec *b = spec_blocks[key / SPEC_BLOCK];
+	if (!b)
+		return NULL;
+	struct spec *s = &b[key % SPEC_BLOCK];
+	return s->seq == atomic_load_explicit(&keys[key].seq, memory_order_relaxed) ? s->value : NULL;
+}
+
+FX_PUBLIC int pthread_setspecific(pthread_key_t key, const void *value)
+{
+	if (!fx_rt_active)
+		return REAL(pthread_setspecific)(key, value);
+	if (key >= FX_KEYS_MAX)
+		return EINVAL;
+	uintptr_t seq = atomic_load_explicit(&keys[key].seq, memory_order_relaxed);
+	if (!(seq & 1))
+		return EINVAL;
+	struct spec **bp = &spec_blocks[key / SPEC_BLOCK];
+	if (!*bp && !(*bp = calloc(SPEC_BLOCK, sizeof(struct spec))))
+		return ENOMEM;
+	(*bp)[key % SPEC_BLOCK].seq = seq;
+	(*bp)[key % SPEC_BLOCK].value = (void *)value;
+	return 0;
+}
+
+/* POSIX: up to PTHREAD_DESTRUCTOR_ITERATIONS rounds while values remain. */
+static void run_key_destructors(void)
+{
+	for (int round = 0; round < PTHREAD_DESTRUCTOR_ITERATIONS; round++) {
+		bool again = false;
+		for (unsigned b = 0; b < FX_KEYS_MAX / SPEC_BLOCK; b++) {
+			if (!spec_blocks[b])
+				continue;
+			for (unsigned i = 0; i < SPEC_BLOCK; i++) {
+				struct spec *s = &spec_blocks[b][i];
+				unsigned k = b * SPEC_BLOCK + i;
+				void *v = s->value;
+				if (!v || s->seq != atomic_load(&keys[k].seq))
+					continue;
+				s->value = NULL;
+				if (keys[k].destructor) {
+					keys[k].destructor(v);
+					again = true;
+				}
+			}
+		}
+		if (!again)
+			break;
+	}
+	for (unsigned b = 0; b < FX_KEYS_MAX / SPEC_BLOCK; b++) {
+		free(spec_blocks[b]);
+		spec_blocks[b] = NULL;
+	}
+}
+
+/* ---- exit and cleanup handlers ---- */
+
+/*
+ * pthread_cleanup_push (C) registers a buffer that holds a sigjmp_buf; to
+ * run the handler, glibc jumps into it, the macro's code calls the
+ * handler and then __pthread_unwind_next, which jumps to the next one. We
+ * keep that chain per thread and do the jumping.
+ */
+struct unwind_buf {
+	struct {
+		__jmp_buf jmp_buf;
+		int mask_was_saved;
+	} cancel_jmp_buf[1];
+	union {
+		void *pad[4];
+		struct {
+			struct unwind_buf *prev;
+		} data;
+	} priv;
+};
+
+static __thread struct unwind_buf *cleanup_top;
+static __thread void *exit_result;
+
+FX_PUBLIC void __pthread_register_cancel(__pthread_unwind_buf_t *buf)
+{
+	struct unwind_buf *b = (struct unwind_buf *)buf;
+
+	b->priv.data.prev = cleanup_top;
+	cleanup_top = b;
+}
+
+FX_PUBLIC void __pthread_unregister_cancel(__pthread_unwind_buf_t *buf)
+{
+	cleanup_top = ((struct unwind_buf *)buf)->priv.data.prev;
+}
+
+static void __attribute__((noreturn)) finish_exit(void)
+{
+	void (*call_tls_dtors)(void) = dlvsym(RTLD_DEFAULT, "__call_tls_dtors", "GLIBC_PRIVATE");
+
+	run_key_destructors();
+	if (call_tls_dtors)
+		call_tls_dtors(); /* C++ thread_local destructors of this thread */
+	fx_uthread_exit(exit_result);
+}
+
+static void __attribute__((noreturn)) unwind(void)
+{
+	struct unwind_buf *b = cleanup_top;
+
+	if (!b)
+		finish_exit();
+	cleanup_top = b->priv.data.prev;
+	/*
+	 * The macro filled it with sigsetjmp(buf, 0): with no mask saved,
+	 * siglongjmp reads the registers and the flag, not the whole
+	 * sigjmp_buf that its prototype promises.
+	 */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+	siglongjmp((struct __jmp_buf_tag *)(void *)b->cancel_jmp_buf, 1);
+#pragma GCC diagnostic pop
+}
+
+FX_PUBLIC void __pthread_unwind_next(__pthread_unwind_buf_t *buf)
+{
+	(void)buf;
+	unwind();
+}
+
+FX_PUBLIC void pthread_exit(void *result)
+{
+	if (!fx_rt_active || !fx_uthread_self())
+		REAL(pthread_exit)(result);
+	exit_result = result;
+	unwind();
+}
+
+/* The start routine returned: no cleanup handler can be pushed any more. */
+void __attribute__((noreturn)) fx_thread_finished(void *result)
+{
+	exit_result = result;
+	finish_exit();
+}
+
+/* ---- names, attributes, yielding, once ---- */
+
+FX_PUBLIC int pthread_setname_np(pthread_t thread, const char *name)
+{
+	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
+
+	if (!t)
+		return REAL(pthread_setname_np)(thread, name);
+	if (strlen(name) >= sizeof(t->name))
+		return ERANGE;
+	strcpy(t->name, name);
+	return 0;
+}
+
+FX_PUBLIC int pthread_getname_np(pthread_t thread, char *buf, size_t len)
+{
+	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
+
+	if (!t)
+		return REAL(pthread_getname_np)(thread, buf, len);
+	if (t == fx_main_uthread && !t->name[0])
+		return REAL(pthread_getname_np)(thread, buf, len);
+	if (strlen(t->name) >= len)
+		return ERANGE;
+	strcpy(buf, t->name);
+	return 0;
+}
+
+FX_PUBLIC int pthread_getattr_np(pthread_t thread, pthread_attr_t *attr)
+{
+	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
+
+	if (!t || t == fx_main_uthread)
+		return REAL(pthread_getattr_np)(thread, attr);
+	int err = pthread_attr_init(attr);
+	if (!err)
+		err = pthread_attr_setstack(attr, t->stack_lo, t->stack_size);
+	if (!err)
+		err = pthread_attr_setguardsize(attr, t->guard);
+	if (!err)
+		err = pthread_attr_setdetachstate(attr, atomic_load(&t->detached) ? PTHREAD_CREATE_DETACHED
+										 : PTHREAD_CREATE_JOINABLE);
+	return err;
+}
+
+FX_PUBLIC int sched_yield(void)
+{
+	if (fx_rt_active && fx_uthread_self()) {
+		fx_yield();
+		return 0;
+	}
+	return REAL(sched_yield)();
+}
+
+/*
+ * pthread_once: glibc's waits on a futex, which would put a whole carrier
+ * to sleep while the initialiser may be a uthread of that very carrier.
+ * 0: not run; 1: running; 2: done.
+ */
+FX_PUBLIC int pthread_once(pthread_once_t *once, void (*init)(void))
+{
+	_Atomic int *st = (_Atomic int *)once;
+
+	if (!fx_rt_active)
+		return REAL(pthread_once)(once, init);
+	for (;;) {
+		int v = atomic_load_explicit(st, memory_order_acquire);
+		if (v == 2)
+			return 0;
+		if (v == 0 && atomic_compare_exchange_strong(st, &v, 1)) {
+			init();
+			atomic_store_explicit(st, 2, memory_order_release);
+			return 0;
+		}
+		if (fx_uthread_self())
+			fx_sleep_until(fx_now_ns() + 20000);
+		else
+			usleep(20);
+	}
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The preload's edge: the real libc functions behind the ones it
+ * interposes, and the one conversion from the runtime's -errno results to
+ * libc's -1 and errno.
+ */
+#ifndef FX_PRELOAD_REAL_H
+#define FX_PRELOAD_REAL_H
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+
+#include "threads/rt.h"
+
+#define FX_PUBLIC __attribute__((visibility("default")))
+
+/* The next definition of name after the preload (libc's), resolved once. */
+#define REAL(name)                                                              \
+	({                                                                      \
+		static __typeof__(name) *real_##name;                           \
+		if (!real_##name)                                               \
+			real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name); \
+		if (!real_##name)                                               \
+			abort();                                                \
+		real_##name;                                                    \
+	})
+
+/* Whether the runtime runs this process (flexsc-run, and the start went well). */
+extern bool fx_rt_active;
+
+/* A raw result (>= 0 or -errno) as libc returns it. */
+static inline long fx_libc_ret(long r)
+{
+	if (r < 0 && r > -4096) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
+}
+
+#endif

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * FlexSC-Threads: the M-on-N runtime's shared shapes.
+ *
+ * Names: a carrier is a kernel-visible NPTL thread pinned to one user core;
+ * a uthread is a user thread the program created with pthread_create (or
+ * the program's main thread), run by whichever carrier picks it.
+ */
+#ifndef FX_RT_H
+#define FX_RT_H
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/internal.h"
+
+enum fx_ustate {
+	FX_U_RUNNABLE = 0, /* on a run queue */
+	FX_U_RUNNING,      /* some carrier's current */
+	FX_U_BLOCKED,      /* parked on a wait list (mutex, condition, join, sleep...) */
+	FX_U_SYSCALL,      /* parked until its exception-less call completes */
+	FX_U_EXITED,       /* finished; waits to be joined or freed */
+};
+
+struct fx_carrier;
+struct fx_waiter;
+
+#define FX_KEYS_MAX 1024 /* PTHREAD_KEYS_MAX */
+
+#define FX_UTHREAD_MAGIC 0xF1E75C7472656164ull
+
+struct fx_uthread {
+	uint64_t magic;             /* FX_UTHREAD_MAGIC: tells our TCBs from foreign ones */
+	void *sp;                   /* saved stack pointer while not running */
+	uintptr_t tcb;              /* its own glibc TCB: the FS base, and its pthread_t */
+	_Atomic int on_cpu;         /* its context is live or not yet saved: do not resume */
+	_Atomic int state;          /* enum fx_ustate */
+	struct fx_carrier *home;    /* the carrier it last ran on */
+	struct fx_uthread *next;    /* run queue or wait list link */
+	int64_t sysret;             /* result of its exception-less call */
+	int wake_reason;            /* set by whoever wakes it from FX_U_BLOCKED */
+
+	void *(*start)(void *);
+	void *arg;
+	void *result;
+
+	/* the mapping that holds its stack, static TLS and TCB */
+	void *map;
+	size_t map_size;
+	size_t guard;
+	void *stack_lo;             /* lowest usable stack byte */
+	size_t stack_size;
+	bool user_stack;            /* stack from pthread_attr_setstack: only TLS is ours */
+
+	_Atomic int detached;       /* 1: nobody joins; freed at exit */
+	struct fx_uthread *joiner;  /* blocked in pthread_join on it */
+	_Atomic int join_lock;
+
+	/* per-thread state the runtime keeps for the program */
+	void *specific[32];         /* keys 0..31 inline, like NPTL's first block */
+	void **specific_more;       /* keys 32..FX_KEYS_MAX-1, allocated on first use */
+	sigset_t sigmask;           /* its signal mask; the carrier takes it when it runs it */
+	sigset_t sigpending;        /* sent by pthread_kill while it was not running */
+	int cancel_state, cancel_type;
+	_Atomic int cancel_requested;
+	char name[16];
+	int id;
+	struct fx_uthread *all_next, *all_prev; /* every live uthread, for fork and stats */
+};
+
+struct fx_carrier {
+	struct fx_carrier *self;    /* %gs:0 */
+	struct fx_uthread *current; /* NULL while the carrier runs its scheduler */
+	struct fx_uthread *prev;    /* switched away from; its on_cpu is cleared after the switch */
+	struct flexsc_queue *q;     /* this carrier's syscall pages */
+	int index, cpu, tid;
+	pthread_t pthread;
+
+	_Atomic int rq_lock;
+	struct fx_uthread *rq_head, *rq_tail;
+	_Atomic unsigned rq_len;
+
+	_Atomic int timer_lock;
+	struct fx_waiter *timers;   /* sorted by deadline */
+
+	_Alignas(FX_CACHELINE) _Atomic uint32_t idle_word; /* futex while idle with no call in flight */
+	_Atomic int sleeping;       /* FX_C_* */
+	struct fx_uthread *idle;    /* the scheduler context: its own stack and TCB */
+	struct fx_uthread *to_free; /* exited and detached: freed once switched away from */
+	int in_rt;                  /* inside the runtime or the library: interposed calls go direct */
+	unsigned inflight;          /* exception-less calls posted and not reaped */
+
+	/* counters for --stats */
+	uint64_t switches, syscalls, idle_sleeps, steals;
+	uint64_t by_nr[512];
+};
+
+enum { FX_C_AWAKE = 0, FX_C_IN_FLEXSC = 1, FX_C_IN_FUTEX = 2 };
+
+/* The carrier running the caller, or NULL on a thread that is not one. */
+static inline struct fx_carrier *fx_carrier_self(void)
+{
+	uintptr_t gs;
+
+	__asm__ volatile("rdgsbase %0" : "=r"(gs));
+	return (struct fx_carrier *)gs;
+}
+
+static inline void fx_spin_lock(_Atomic int *l)
+{
+	while (atomic_exchange_explicit(l, 1, memory_order_acquire))
+		while (atomic_load_explicit(l, memory_order_relaxed))
+			__builtin_ia32_pause();
+}
+
+static inline void fx_spin_unlock(_Atomic int *l)
+{
+	atomic_store_explicit(l, 0, memory_order_release);
+}
+
+/* src/threads/sched.c */
+extern struct fx_carrier **fx_carriers;
+extern unsigned fx_ncarriers;
+extern struct flexsc *fx_rt_instance;
+int fx_rt_start(void);
+void fx_rt_start_carriers(void);
+void fx_block(void);
+void fx_uthread_start(struct fx_uthread *u);
+void fx_yield(void);
+void fx_wake(struct fx_uthread *u);
+void fx_uthread_exit(void *result) __attribute__((noreturn));
+/* The preload's end of a thread: key and TLS destructors, then fx_uthread_exit. */
+void fx_thread_finished(void *result) __attribute__((noreturn));
+long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *args);
+struct fx_uthread *fx_uthread_self(void);
+extern _Atomic int fx_rt_live_uthreads;
+
+/* src/threads/uthread.c */
+int fx_uthread_init(void);
+size_t fx_default_stack_size(void);
+struct fx_uthread *fx_sched_context_create(void (*loop)(void *), void *arg);
+extern struct fx_uthread *fx_main_uthread;
+struct fx_uthread *fx_uthread_create(size_t stack_size, size_t guard, void *user_stack,
+				      void *(*start)(void *), void *arg, int *err);
+struct fx_uthread *fx_uthread_adopt_current(void);
+void fx_uthread_free(struct fx_uthread *u);
+struct fx_uthread *fx_uthread_of(uintptr_t tcb);
+void fx_uthread_set_tid(struct fx_uthread *u, int tid);
+void *fx_ctx_make(void *stack_top, void (*entry)(void *), void *arg);
+uintptr_t fx_tcb_create_for_scheduler(void);
+void fx_ctx_switch(void **save_sp, void *load_sp, uint64_t load_fsbase);
+
+#endif

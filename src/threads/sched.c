@@ -1,0 +1,568 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The FlexSC-Threads scheduler: carriers, run queues, blocking and waking.
+ *
+ * Concepts. A carrier (struct fx_carrier) is a real NPTL thread pinned to
+ * one user core; %gs points at it, so any code can find "its" carrier in
+ * one instruction, whatever TCB %fs holds. A uthread is a program thread
+ * with its own stack and TCB (uthread.c). Each carrier has a run queue, a
+ * private flexsc queue (syscall pages: single producer, the carrier), and
+ * a scheduler context (its own stack and TCB) where it goes when nothing
+ * can run.
+ *
+ * Blocking. A uthread that must wait marks its state, makes itself findable
+ * by its waker (a wait list, or the cookie of a posted call), and calls
+ * fx_block, which switches directly to the next runnable uthread, or to the
+ * scheduler context when there is none. Scheduling is cooperative: every
+ * interposed blocking call, every contended lock and every wait is a switch
+ * point; nothing preempts a uthread.
+ *
+ * The race every M:N runtime must close: once a blocking uthread is on a
+ * wait list, another carrier may wake and resume it before its registers
+ * are saved. As in Linux's try_to_wake_up, each uthread has on_cpu: set
+ * while its context is live, cleared (release) by whatever context runs
+ * next on that carrier once the switch is complete (finish_switch); a
+ * carrier about to resume a uthread waits (acquire) until it is clear.
+ *
+ * Exception-less calls. An interposed call is posted to the carrier's
+ * queue with the uthread as cookie and the uthread blocks in FX_U_SYSCALL.
+ * Completions are reaped when the carrier looks for work, before it would
+ * go idle; the batch is flushed by the library's policy (threshold, time
+ * bound) and at the latest when the carrier has nothing left to run, which
+ * is FlexSC's rule. Only then does the carrier sleep: in flexsc_wait when
+ * calls are in flight, else on a futex; a carrier that makes work for a
+ * sleeping one kicks it (flexsc_queue_wake, or the futex).
+ *
+ * Balancing. The paper pins user threads to their core. Here a uthread is
+ * woken onto the carrier it last ran on (its TCB goes with it, so it may
+ * move), and a carrier with nothing to run steals from the others' run
+ * queues before it sleeps; a wake that leaves a busy carrier with a queue
+ * kicks a sleeping one to come and steal.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <immintrin.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "threads/rt.h"
+#include "threads/wait.h"
+
+#ifndef HWCAP2_FSGSBASE
+#define HWCAP2_FSGSBASE (1 << 1)
+#endif
+
+struct fx_carrier **fx_carriers;
+unsigned fx_ncarriers;
+struct flexsc *fx_rt_instance;
+struct fx_uthread *fx_main_uthread;
+_Atomic int fx_rt_live_uthreads;
+static _Atomic int carriers_started;
+static int carrier_cpus[FLEXSC_MAX_CPUS];
+
+static void finish_switch(void);
+
+static void rq_push(struct fx_carrier *c, struct fx_uthread *u)
+{
+	u->next = NULL;
+	fx_spin_lock(&c->rq_lock);
+	if (c->rq_tail)
+		c->rq_tail->next = u;
+	else
+		c->rq_head = u;
+	c->rq_tail = u;
+	atomic_fetch_add_explicit(&c->rq_len, 1, memory_order_relaxed);
+	fx_spin_unlock(&c->rq_lock);
+}
+
+static struct fx_uthread *rq_pop(struct fx_carrier *c)
+{
+	struct fx_uthread *u;
+
+	if (!atomic_load_explicit(&c->rq_len, memory_order_relaxed))
+		return NULL;
+	fx_spin_lock(&c->rq_lock);
+	u = c->rq_head;
+	if (u) {
+		c->rq_head = u->next;
+		if (!c->rq_head)
+			c->rq_tail = NULL;
+		atomic_fetch_sub_explicit(&c->rq_len, 1, memory_order_relaxed);
+	}
+	fx_spin_unlock(&c->rq_lock);
+	return u;
+}
+
+/* Makes a sleeping carrier look at its run queue (or steal) again. */
+static void kick(struct fx_carrier *c)
+{
+	/* seq_cst: pairs with the store of sleeping before the carrier's last look */
+	atomic_thread_fence(memory_order_seq_cst);
+	switch (atomic_load_explicit(&c->sleeping, memory_order_relaxed)) {
+	case FX_C_IN_FLEXSC:
+		flexsc_queue_wake(c->q);
+		break;
+	case FX_C_IN_FUTEX:
+		atomic_store(&c->idle_word, 1);
+		fx_futex_wake(&c->idle_word, 1);
+		break;
+	}
+}
+
+static void kick_one_idle(struct fx_carrier *except)
+{
+	for (unsigned i = 0; i < fx_ncarriers; i++) {
+		struct fx_carrier *c = fx_carriers[i];
+		if (c && c != except && atomic_load_explicit(&c->sleeping, memory_order_relaxed)) {
+			kick(c);
+			return;
+		}
+	}
+}
+
+void fx_wake(struct fx_uthread *u)
+{
+	struct fx_carrier *self = fx_carrier_self();
+	struct fx_carrier *c = u->home ? u->home : self ? self : fx_carriers[0];
+
+	atomic_store_explicit(&u->state, FX_U_RUNNABLE, memory_order_relaxed);
+	rq_push(c, u);
+	if (c != self)
+		kick(c);
+	if (atomic_load_explicit(&c->rq_len, memory_order_relaxed) > 1 ||
+	    !atomic_load_explicit(&c->sleeping, memory_order_relaxed))
+		kick_one_idle(c);
+}
+
+/* Collects finished exception-less calls and makes their uthreads runnable here. */
+static void reap(struct fx_carrier *c)
+{
+	struct flexsc_completion done[64];
+	int n;
+
+	while (c->inflight && (n = flexsc_reap(c->q, done, 64)) > 0) {
+		for (int i = 0; i < n; i++) {
+			struct fx_uthread *u = done[i].cookie;
+
+			u->sysret = done[i].ret;
+			c->inflight--;
+			atomic_store_explicit(&u->state, FX_U_RUNNABLE, memory_order_relaxed);
+			rq_push(c, u);
+		}
+	}
+}
+
+static struct fx_uthread *steal(struct fx_carrier *self)
+{
+	for (unsigned i = 1; i < fx_ncarriers; i++) {
+		struct fx_carrier *c = fx_carriers[(self->index + i) % fx_ncarriers];
+		struct fx_uthread *u;
+
+		if (c && atomic_load_explicit(&c->rq_len, memory_order_relaxed) && (u = rq_pop(c))) {
+			self->steals++;
+			return u;
+		}
+	}
+	return NULL;
+}
+
+static struct fx_uthread *pick_next(struct fx_carrier *c)
+{
+	fx_timers_fire(c);
+	struct fx_uthread *u = rq_pop(c);
+
+	if (!u && c->inflight) {
+		reap(c);
+		u = rq_pop(c);
+	}
+	return u;
+}
+
+/* Runs in whatever context a carrier switched to: completes the switch. */
+static void finish_switch(void)
+{
+	struct fx_carrier *c = fx_carrier_self();
+
+	if (c->prev) {
+		/* release: pairs with the acquire in switch_to; prev's registers are saved */
+		atomic_store_explicit(&c->prev->on_cpu, 0, memory_order_release);
+		c->prev = NULL;
+	}
+	if (c->to_free) {
+		fx_uthread_free(c->to_free);
+		c->to_free = NULL;
+	}
+}
+
+/* Switches from the current context (saved in *save_sp) to next. */
+static void switch_to(struct fx_carrier *c, void **save_sp, struct fx_uthread *prev,
+		      struct fx_uthread *next)
+{
+	while (atomic_load_explicit(&next->on_cpu, memory_order_acquire))
+		_mm_pause();
+	atomic_store_explicit(&next->on_cpu, 1, memory_order_relaxed);
+	atomic_store_explicit(&next->state, FX_U_RUNNING, memory_order_relaxed);
+	next->home = c;
+	fx_uthread_set_tid(next, c->tid);
+	c->current = next;
+	c->prev = prev;
+	c->switches++;
+	fx_ctx_switch(save_sp, next->sp, next->tcb);
+	finish_switch();
+}
+
+/*
+ * The caller (a uthread) has set its state and made itself findable by its
+ * waker; gives the carrier to someone else until it is resumed.
+ */
+void fx_block(void)
+{
+	struct fx_carrier *c = fx_carrier_self();
+	struct fx_uthread *self = c->current;
+
+	c->in_rt = 1;
+	struct fx_uthread *next = pick_next(c);
+	if (next == self) {
+		/* woken already, and nobody else was waiting here */
+		atomic_store_explicit(&self->state, FX_U_RUNNING, memory_order_relaxed);
+	} else if (next) {
+		switch_to(c, &self->sp, self, next);
+	} else {
+		c->current = NULL;
+		c->prev = self;
+		c->switches++;
+		fx_ctx_switch(&self->sp, c->idle->sp, c->idle->tcb);
+		finish_switch();
+	}
+	fx_carrier_self()->in_rt = 0;
+}
+
+void fx_yield(void)
+{
+	struct fx_carrier *c = fx_carrier_self();
+
+	if (!c || !c->current || !atomic_load_explicit(&c->rq_len, memory_order_relaxed))
+		return;
+	struct fx_uthread *self = c->current;
+	atomic_store_explicit(&self->state, FX_U_RUNNABLE, memory_order_relaxed);
+	rq_push(c, self);
+	fx_block();
+}
+
+/* Sleeps until a call completes, a kick, or the earliest timer. */
+static void idle_sleep(struct fx_carrier *c)
+{
+	uint64_t deadline = fx_timers_next(c);
+	struct timespec rel, *relp = NULL;
+
+	if (deadline != UINT64_MAX) {
+		uint64_t now = fx_now_ns();
+		if (deadline <= now)
+			return;
+		rel.tv_sec = (time_t)((deadline - now) / 1000000000u);
+		rel.tv_nsec = (long)((deadline - now) % 1000000000u);
+		relp = &rel;
+	}
+	c->idle_sleeps++;
+	if (c->inflight || flexsc_flush(c->q) > 0) {
+		/* seq_cst: pairs with the fence in kick */
+		atomic_store(&c->sleeping, FX_C_IN_FLEXSC);
+		if (!atomic_load(&c->rq_len))
+			flexsc_wait(c->q, relp);
+	} else {
+		atomic_store(&c->idle_word, 0);
+		atomic_store(&c->sleeping, FX_C_IN_FUTEX);
+		if (!atomic_load(&c->rq_len))
+			fx_futex_wait(&c->idle_word, 0, relp);
+	}
+	atomic_store(&c->sleeping, FX_C_AWAKE);
+}
+
+/* The scheduler context of a carrier: runs whenever no uthread can. */
+static void idle_loop(void *arg)
+{
+	struct fx_carrier *c = arg;
+
+	for (;;) {
+		finish_switch();
+		c->in_rt = 1;
+		struct fx_uthread *next = pick_next(c);
+		if (!next)
+			next = steal(c);
+		if (next) {
+			switch_to(c, &c->idle->sp, NULL, next);
+			continue;
+		}
+		idle_sleep(c);
+	}
+}
+
+static void uthread_main(void *arg)
+{
+	struct fx_uthread *u = arg;
+
+	finish_switch();
+	fx_carrier_self()->in_rt = 0;
+	fx_thread_finished(u->start(u->arg));
+}
+
+void fx_uthread_exit(void *result)
+{
+	struct fx_carrier *c = fx_carrier_self();
+	struct fx_uthread *self = c->current;
+
+	self->result = result;
+	if (atomic_fetch_sub(&fx_rt_live_uthreads, 1) == 1)
+		exit(0); /* the last thread of the process is gone: as NPTL does */
+	c->in_rt = 1;
+	fx_spin_lock(&self->join_lock);
+	atomic_store(&self->state, FX_U_EXITED);
+	struct fx_uthread *joiner = self->joiner;
+	bool detached = atomic_load(&self->detached);
+	fx_spin_unlock(&self->join_lock);
+	if (joiner)
+		fx_wake(joiner);
+	c = fx_carrier_self();
+	struct fx_uthread *next = pick_next(c);
+	if (detached && self != fx_main_uthread)
+		c->to_free = self; /* freed by the next context, off this stack */
+	if (next) {
+		switch_to(c, &self->sp, self, next);
+	} else {
+		c->current = NULL;
+		c->prev = self;
+		fx_ctx_switch(&self->sp, c->idle->sp, c->idle->tcb);
+	}
+	abort(); /* an exited thread is never resumed */
+}
+
+struct fx_uthread *fx_uthread_self(void)
+{
+	struct fx_carrier *c = fx_carrier_self();
+
+	return c ? c->current : NULL;
+}
+
+/* Puts a new uthread on the least loaded carrier. */
+void fx_uthread_start(struct fx_uthread *u)
+{
+	struct fx_carrier *best = NULL;
+
+	u->sp = fx_ctx_make((uint8_t *)u->stack_lo + u->stack_size, uthread_main, u);
+	atomic_fetch_add(&fx_rt_live_uthreads, 1);
+	for (unsigned i = 0; i < fx_ncarriers; i++) {
+		struct fx_carrier *c = fx_carriers[i];
+		if (c && (!best || atomic_load(&c->rq_len) < atomic_load(&best->rq_len)))
+			best = c;
+	}
+	u->home = best;
+	fx_wake(u);
+}
+
+/*
+ * Exception-less execution of one system call for the calling uthread;
+ * a direct system call anywhere else (a thread that is not a carrier, the
+ * runtime itself, a signal handler).
+ */
+long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
+{
+	struct fx_carrier *c = fx_carrier_self();
+	uint64_t args[FLEXSC_MAX_ARGS] = { 0 };
+
+	memcpy(args, a, nargs * sizeof(*a));
+	if (!c || c->in_rt || !c->current)
+		return fx_raw_syscall6(nr, (long)args[0], (long)args[1], (long)args[2],
+				       (long)args[3], (long)args[4], (long)args[5]);
+	struct fx_uthread *self = c->current;
+	flexsc_call_t call;
+	int64_t r;
+
+	c->in_rt = 1;
+	int err = flexsc_post(c->q, nr, nargs, args, self, &call);
+	if (err == -EAGAIN) {
+		reap(c);
+		err = flexsc_post(c->q, nr, nargs, args, self, &call);
+	}
+	if (err) {
+		c->in_rt = 0;
+		return fx_raw_syscall6(nr, (long)args[0], (long)args[1], (long)args[2],
+				       (long)args[3], (long)args[4], (long)args[5]);
+	}
+	c->syscalls++;
+	c->by_nr[nr & 511]++;
+	if (flexsc_poll(c->q, call, &r) == 0) {
+		/* a call that had to run here, at once */
+		c->in_rt = 0;
+		return r;
+	}
+	c->inflight++;
+	atomic_store_explicit(&self->state, FX_U_SYSCALL, memory_order_relaxed);
+	c->in_rt = 0;
+	fx_block();
+	return self->sysret;
+}
+
+static int parse_cpus(const char *s, int *out, int max)
+{
+	int n = 0;
+
+	while (s && *s && n < max) {
+		char *end;
+		long a = strtol(s, &end, 10), b = a;
+		if (end == s || a < 0)
+			return -EINVAL;
+		if (*end == '-') {
+			s = end + 1;
+			b = strtol(s, &end, 10);
+			if (end == s || b < a)
+				return -EINVAL;
+		}
+		for (long i = a; i <= b && n < max; i++)
+			out[n++] = (int)i;
+		s = *end == ',' ? end + 1 : end;
+		if (*end && *end != ',')
+			return -EINVAL;
+	}
+	return n;
+}
+
+static struct fx_carrier *carrier_new(int index, int cpu)
+{
+	struct fx_carrier *c = aligned_alloc(FX_CACHELINE, (sizeof(*c) + FX_CACHELINE - 1) & ~(size_t)(FX_CACHELINE - 1));
+
+	if (!c)
+		return NULL;
+	memset(c, 0, sizeof(*c));
+	c->self = c;
+	c->index = index;
+	c->cpu = cpu;
+	return c;
+}
+
+/* On the carrier's own kernel thread: its identity, queue and scheduler context. */
+static int carrier_enter(struct fx_carrier *c)
+{
+	__asm__ volatile("wrgsbase %0" : : "r"((uintptr_t)c));
+	c->tid = (int)fx_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	if (c->cpu >= 0) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(c->cpu, &set);
+		sched_setaffinity(0, sizeof(set), &set);
+	}
+	c->in_rt = 1;
+	int err = flexsc_queue_create(fx_rt_instance, &c->q);
+	c->idle = fx_sched_context_create(idle_loop, c);
+	c->in_rt = 0;
+	return err ? err : c->idle ? 0 : -ENOMEM;
+}
+
+static void *carrier_main(void *arg)
+{
+	struct fx_carrier *c = arg;
+	void *native_sp;
+
+	if (carrier_enter(c)) {
+		fprintf(stderr, "flexsc-run: carrier %d could not start\n", c->index);
+		abort();
+	}
+	fx_ctx_switch(&native_sp, c->idle->sp, c->idle->tcb);
+	abort(); /* the native context of a carrier is never resumed */
+}
+
+/* Called before the program's first pthread_create: the other carriers. */
+void fx_rt_start_carriers(void)
+{
+	int expect = 0;
+
+	if (!atomic_compare_exchange_strong(&carriers_started, &expect, 1))
+		return;
+	int (*real_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
+		dlsym(RTLD_NEXT, "pthread_create");
+	for (unsigned i = 1; i < fx_ncarriers; i++) {
+		struct fx_carrier *c = carrier_new((int)i, carrier_cpus[i]);
+		if (!c || real_create(&c->pthread, NULL, carrier_main, c)) {
+			fprintf(stderr, "flexsc-run: cannot start carrier %u\n", i);
+			abort();
+		}
+		fx_carriers[i] = c;
+	}
+}
+
+static enum flexsc_engine engine_from_env(const char *s)
+{
+	if (!s || !strcmp(s, "auto"))
+		return FLEXSC_ENGINE_AUTO;
+	if (!strcmp(s, "uring"))
+		return FLEXSC_ENGINE_URING;
+	if (!strcmp(s, "threads"))
+		return FLEXSC_ENGINE_THREADS;
+	if (!strcmp(s, "sync"))
+		return FLEXSC_ENGINE_SYNC;
+	return (enum flexsc_engine)-1;
+}
+
+/*
+ * Turns the process into FlexSC-Threads: the main thread becomes carrier 0
+ * running the main uthread. Configuration comes from the environment that
+ * flexsc-run sets (FLEXSC_CORES, FLEXSC_SYSCALL_CORES, FLEXSC_ENGINE).
+ * Returns 0, or -errno when the runtime cannot run here (the program then
+ * runs on plain NPTL).
+ */
+int fx_rt_start(void)
+{
+	struct flexsc_config cfg;
+	cpu_set_t mine;
+	int err, n;
+
+	if (!(getauxval(AT_HWCAP2) & HWCAP2_FSGSBASE))
+		return -ENOTSUP;
+	err = fx_uthread_init();
+	if (err)
+		return err;
+	flexsc_config_init(&cfg);
+	cfg.engine = engine_from_env(getenv("FLEXSC_ENGINE"));
+	if ((int)cfg.engine < 0)
+		return -EINVAL;
+	n = parse_cpus(getenv("FLEXSC_SYSCALL_CORES"), cfg.syscall_cpus, FLEXSC_MAX_CPUS);
+	if (n < 0)
+		return -EINVAL;
+	cfg.nr_syscall_cpus = (unsigned)n;
+	n = parse_cpus(getenv("FLEXSC_CORES"), carrier_cpus, FLEXSC_MAX_CPUS);
+	if (n < 0)
+		return -EINVAL;
+	if (n == 0) {
+		sched_getaffinity(0, sizeof(mine), &mine);
+		for (int cpu = 0; cpu < CPU_SETSIZE && n < FLEXSC_MAX_CPUS; cpu++)
+			if (CPU_ISSET(cpu, &mine))
+				carrier_cpus[n++] = cpu;
+	}
+	fx_ncarriers = (unsigned)n;
+	fx_carriers = calloc(fx_ncarriers, sizeof(*fx_carriers));
+	if (!fx_carriers)
+		return -ENOMEM;
+	err = flexsc_register(&fx_rt_instance, &cfg);
+	if (err)
+		return err;
+
+	struct fx_carrier *c0 = carrier_new(0, carrier_cpus[0]);
+	fx_main_uthread = fx_uthread_adopt_current();
+	if (!c0 || !fx_main_uthread)
+		return -ENOMEM;
+	err = carrier_enter(c0);
+	if (err)
+		return err;
+	fx_carriers[0] = c0;
+	atomic_store(&fx_main_uthread->on_cpu, 1);
+	atomic_store(&fx_main_uthread->state, FX_U_RUNNING);
+	fx_main_uthread->home = c0;
+	c0->current = fx_main_uthread;
+	atomic_store(&fx_rt_live_uthreads, 1);
+	return 0;
+}

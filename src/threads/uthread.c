@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * User threads: stacks with guard pages, and a glibc thread control block
+ * of their own.
+ *
+ * The problem. glibc and compiled code keep per-thread state behind the
+ * thread pointer (%fs): errno, every __thread variable of the program and
+ * of each library (dlopen'ed ones too, through the DTV), the stack
+ * protector canary (%fs:0x28), the pointer guard (%fs:0x30), and glibc's
+ * notion of "self". Compilers cache TLS addresses across calls, so user
+ * threads that shared a carrier's TCB would read each other's errno.
+ *
+ * The shape. Each user thread gets a TCB built by glibc's own dynamic
+ * linker (_dl_allocate_tls, GLIBC_PRIVATE, the function NPTL uses), placed
+ * the way NPTL places it: at the top of the thread's mapping, static TLS
+ * just below, then our struct fx_uthread, then the stack down to the guard
+ * page. The TCB header (self pointers, canary, pointer guard) is copied
+ * from the creating thread, as NPTL does. The context switch installs the
+ * TCB with wrfsbase, so a user thread resumes with its own TLS on any
+ * carrier, and may migrate. Its pthread_t is the TCB address, as in NPTL.
+ *
+ * The kernel thread id field of the TCB (found through glibc's own
+ * libthread_db descriptor) is set to the running carrier's id at every
+ * switch, so glibc paths that signal "self" (raise, abort) reach the
+ * kernel thread that runs the user thread.
+ *
+ * Rejected: one TCB per carrier with no migration (breaks __thread
+ * variables of threads sharing a carrier), and borrowing TCBs from real
+ * NPTL threads (one kernel thread per user thread, the thing we avoid).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "threads/rt.h"
+
+#define TCB_HEADER 0x40 /* tcbhead_t up to and including the pointer guard and vgetcpu cache */
+
+static void *(*dl_allocate_tls)(void *mem);
+static void (*dl_deallocate_tls)(void *tcb, bool dealloc_tcb);
+static size_t tls_static_size, tls_static_align;
+static size_t tcb_size, tid_offset;
+static size_t page;
+
+/* Resolves glibc's private TLS helpers. Returns 0 or -ENOSYS. */
+int fx_uthread_init(void)
+{
+	void (*get_static)(size_t *, size_t *) =
+		dlvsym(RTLD_DEFAULT, "_dl_get_tls_static_info", "GLIBC_PRIVATE");
+	const uint32_t *sizeof_pthread = dlvsym(RTLD_DEFAULT, "_thread_db_sizeof_pthread", "GLIBC_PRIVATE");
+	/* libthread_db descriptors: {size in bits, count, offset} */
+	const uint32_t *tid_desc = dlvsym(RTLD_DEFAULT, "_thread_db_pthread_tid", "GLIBC_PRIVATE");
+
+	dl_allocate_tls = dlvsym(RTLD_DEFAULT, "_dl_allocate_tls", "GLIBC_PRIVATE");
+	dl_deallocate_tls = dlvsym(RTLD_DEFAULT, "_dl_deallocate_tls", "GLIBC_PRIVATE");
+	if (!get_static || !sizeof_pthread || !tid_desc || !dl_allocate_tls || !dl_deallocate_tls)
+		return -ENOSYS;
+	get_static(&tls_static_size, &tls_static_align);
+	tcb_size = sizeof_pthread[0];
+	tid_offset = tid_desc[2];
+	page = (size_t)sysconf(_SC_PAGESIZE);
+	if (tls_static_align < 64)
+		tls_static_align = 64;
+	return 0;
+}
+
+/* NPTL's default: RLIMIT_STACK, or 2 MiB when it is unlimited. */
+size_t fx_default_stack_size(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_STACK, &rl) || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur < 16384)
+		return 2u << 20;
+	return (rl.rlim_cur + page - 1) & ~(page - 1);
+}
+
+void fx_uthread_set_tid(struct fx_uthread *u, int tid)
+{
+	*(int *)(u->tcb + tid_offset) = tid;
+}
+
+/*
+ * Lays out a fresh context on a stack so that fx_ctx_switch "returns" into
+ * fx_ctx_boot, which calls entry(arg): the frame fx_ctx_switch pops, top
+ * down: return address, rbp, rbx, r12 (arg), r13 (entry), r14, r15, and
+ * the control words.
+ */
+void *fx_ctx_make(void *stack_top, void (*entry)(void *), void *arg)
+{
+	extern void fx_ctx_boot(void);
+	uint64_t *sp = (uint64_t *)((uintptr_t)stack_top & ~(uintptr_t)15);
+	uint32_t mxcsr;
+	uint16_t fpucw;
+
+	__asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
+	__asm__ volatile("fnstcw %0" : "=m"(fpucw));
+	/* after fx_ctx_switch's ret, rsp is 16-byte aligned again: the ABI's state before a call */
+	*--sp = (uint64_t)fx_ctx_boot;    /* return address */
+	*--sp = 0;                        /* rbp */
+	*--sp = 0;                        /* rbx */
+	*--sp = (uint64_t)arg;            /* r12 */
+	*--sp = (uint64_t)entry;          /* r13 */
+	*--sp = 0;                        /* r14 */
+	*--sp = 0;                        /* r15 */
+	*--sp = (uint64_t)mxcsr | ((uint64_t)fpucw << 32);
+	return sp;
+}
+
+static uintptr_t align_down(uintptr_t v, size_t a)
+{
+	return v & ~(uintptr_t)(a - 1);
+}
+
+/* Builds a TCB at tcb (zeroed memory with static TLS below it) for the calling thread's process. */
+static int tcb_build(uintptr_t tcb)
+{
+	uintptr_t me;
+
+	if (!dl_allocate_tls((void *)tcb))
+		return -ENOMEM;
+	void *dtv = *(void **)(tcb + 8);
+	__asm__ volatile("rdfsbase %0" : "=r"(me));
+	memcpy((void *)tcb, (void *)me, TCB_HEADER); /* canary, pointer guard, flags */
+	*(uintptr_t *)(tcb + 0) = tcb;                /* header.tcb */
+	*(void **)(tcb + 8) = dtv;                    /* header.dtv */
+	*(uintptr_t *)(tcb + 16) = tcb;               /* header.self */
+	return 0;
+}
+
+/*
+ * Allocates a user thread: its mapping (guard, stack, struct, static TLS,
+ * TCB from bottom to top), or, with a user stack, a mapping for the rest.
+ */
+struct fx_uthread *fx_uthread_create(size_t stack_size, size_t guard, void *user_stack,
+				      void *(*start)(void *), void *arg, int *err)
+{
+	size_t tls_area = (tls_static_size + tls_static_align - 1) & ~(tls_static_align - 1);
+	size_t top_area = tls_area + ((sizeof(struct fx_uthread) + 63) & ~(size_t)63) + 64;
+	size_t map_size;
+	uint8_t *map;
+
+	guard = (guard + page - 1) & ~(page - 1);
+	if (user_stack)
+		map_size = (top_area + page - 1) & ~(page - 1);
+	else
+		map_size = guard + ((stack_size + top_area + page - 1) & ~(page - 1));
+	map = mmap(NULL, map_size, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+	if (map == MAP_FAILED) {
+		*err = EAGAIN;
+		return NULL;
+	}
+	if (!user_stack && guard && mprotect(map, guard, PROT_NONE)) {
+		munmap(map, map_size);
+		*err = EAGAIN;
+		return NULL;
+	}
+	uintptr_t tcb = align_down((uintptr_t)map + map_size - tcb_size, tls_static_align);
+	uintptr_t tls_lo = align_down(tcb + tcb_size - tls_static_size, tls_static_align);
+	struct fx_uthread *u = (struct fx_uthread *)align_down(tls_lo - sizeof(*u), 64);
+
+	if (tcb_build(tcb)) {
+		munmap(map, map_size);
+		*err = ENOMEM;
+		return NULL;
+	}
+	u->magic = FX_UTHREAD_MAGIC;
+	u->tcb = tcb;
+	u->map = map;
+	u->map_size = map_size;
+	u->guard = user_stack ? 0 : guard;
+	u->user_stack = user_stack != NULL;
+	if (user_stack) {
+		u->stack_lo = user_stack;
+		u->stack_size = stack_size;
+	} else {
+		u->stack_lo = map + guard;
+		u->stack_size = align_down((uintptr_t)u, 16) - (uintptr_t)u->stack_lo;
+	}
+	u->start = start;
+	u->arg = arg;
+	return u;
+}
+
+/* The thread that is running now (the program's main thread) becomes a uthread. */
+struct fx_uthread *fx_uthread_adopt_current(void)
+{
+	struct fx_uthread *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return NULL;
+	u->magic = FX_UTHREAD_MAGIC;
+	__asm__ volatile("rdfsbase %0" : "=r"(u->tcb));
+	return u;
+}
+
+void fx_uthread_free(struct fx_uthread *u)
+{
+	if (!u->map) {
+		free(u); /* adopted: its TCB and stack belong to NPTL */
+		return;
+	}
+	dl_deallocate_tls((void *)u->tcb, false);
+	munmap(u->map, u->map_size);
+}
+
+/* The uthread whose pthread_t (TCB address) is tcb; NULL for TCBs we did not make. */
+struct fx_uthread *fx_uthread_of(uintptr_t tcb)
+{
+	if (fx_main_uthread && tcb == fx_main_uthread->tcb)
+		return fx_main_uthread;
+	if (!tcb || !tcb_size)
+		return NULL;
+	uintptr_t tls_lo = align_down(tcb + tcb_size - tls_static_size, tls_static_align);
+	struct fx_uthread *u = (struct fx_uthread *)align_down(tls_lo - sizeof(struct fx_uthread), 64);
+	/* a foreign TCB (a thread NPTL made) has its own stack below: readable, never our magic */
+	return u->magic == FX_UTHREAD_MAGIC && u->tcb == tcb ? u : NULL;
+}
+
+/* A TCB and stack for a carrier's scheduler context. */
+struct fx_uthread *fx_sched_context_create(void (*loop)(void *), void *arg)
+{
+	int err;
+	struct fx_uthread *u = fx_uthread_create(256 << 10, page, NULL, NULL, NULL, &err);
+
+	if (u)
+		u->sp = fx_ctx_make((uint8_t *)u->stack_lo + u->stack_size, loop, arg);
+	return u;
+}

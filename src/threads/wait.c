@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Waiters and timers: how every blocking primitive of the runtime sleeps.
+ *
+ * A waiter lives on the sleeping thread's stack and goes on the wait list
+ * of whatever it waits for (a mutex, a condition, a semaphore). Two kinds
+ * of thread can wait: a uthread, which blocks in user space (fx_block), and
+ * a plain kernel thread (the runtime's own, glibc's helper threads), which
+ * sleeps on a futex in the waiter. A waiter ends exactly once: the state
+ * word goes from WAITING to WOKEN (a waker that unlinked it) or to TIMEDOUT
+ * (its deadline passed) with a compare-and-swap, and only the winner wakes
+ * the thread.
+ *
+ * Deadlines of uthreads sit on their carrier's timer list, sorted; the
+ * carrier fires expired ones whenever it looks for work, and sleeps no
+ * longer than the earliest one.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <time.h>
+
+#include "threads/rt.h"
+#include "threads/wait.h"
+
+void fx_waiter_init(struct fx_waiter *w)
+{
+	w->next = NULL;
+	w->tnext = NULL;
+	w->u = fx_uthread_self();
+	w->carrier = NULL;
+	atomic_store_explicit(&w->state, FX_W_WAITING, memory_order_relaxed);
+	atomic_store_explicit(&w->futex, 0, memory_order_relaxed);
+}
+
+static void timer_add(struct fx_carrier *c, struct fx_waiter *w)
+{
+	fx_spin_lock(&c->timer_lock);
+	struct fx_waiter **pp = &c->timers;
+	while (*pp && (*pp)->deadline <= w->deadline)
+		pp = &(*pp)->tnext;
+	w->tnext = *pp;
+	*pp = w;
+	w->carrier = c;
+	fx_spin_unlock(&c->timer_lock);
+}
+
+static void timer_remove(struct fx_waiter *w)
+{
+	struct fx_carrier *c = w->carrier;
+
+	if (!c)
+		return;
+	fx_spin_lock(&c->timer_lock);
+	for (struct fx_waiter **pp = &c->timers; *pp; pp = &(*pp)->tnext) {
+		if (*pp == w) {
+			*pp = w->tnext;
+			break;
+		}
+	}
+	fx_spin_unlock(&c->timer_lock);
+	w->carrier = NULL;
+}
+
+/* On carrier c: wakes the uthreads whose deadline has passed. */
+void fx_timers_fire(struct fx_carrier *c)
+{
+	if (!c->timers)
+		return;
+	uint64_t now = fx_now_ns();
+	for (;;) {
+		fx_spin_lock(&c->timer_lock);
+		struct fx_waiter *w = c->timers;
+		if (!w || w->deadline > now) {
+			fx_spin_unlock(&c->timer_lock);
+			return;
+		}
+		c->timers = w->tnext;
+		w->carrier = NULL;
+		int expect = FX_W_WAITING;
+		bool won = atomic_compare_exchange_strong(&w->state, &expect, FX_W_TIMEDOUT);
+		struct fx_uthread *u = w->u;
+		fx_spin_unlock(&c->timer_lock);
+		if (won)
+			fx_wake(u);
+	}
+}
+
+/* The earliest deadline on c's timer list, or UINT64_MAX. */
+uint64_t fx_timers_next(struct fx_carrier *c)
+{
+	uint64_t d = UINT64_MAX;
+
+	if (c->timers) {
+		fx_spin_lock(&c->timer_lock);
+		if (c->timers)
+			d = c->timers->deadline;
+		fx_spin_unlock(&c->timer_lock);
+	}
+	return d;
+}
+
+/*
+ * Sleeps until a waker ends w, or until deadline (CLOCK_MONOTONIC ns,
+ * UINT64_MAX for none). The caller has put w where its waker finds it and
+ * let go of that list's lock. Returns 0 when woken, -ETIMEDOUT when the
+ * deadline won: the caller must then take w off its list (it may already
+ * be off, if a waker unlinked it and lost the race).
+ */
+int fx_waiter_sleep(struct fx_waiter *w, uint64_t deadline)
+{
+	w->deadline = deadline;
+	if (w->u) {
+		atomic_store_explicit(&w->u->state, FX_U_BLOCKED, memory_order_relaxed);
+		if (deadline != UINT64_MAX)
+			timer_add(fx_carrier_self(), w);
+		fx_block();
+		timer_remove(w);
+	} else {
+		/* the futex word, not the state: a waker is done with w only once it set it */
+		while (!atomic_load(&w->futex)) {
+			struct timespec rel, *relp = NULL;
+			if (deadline != UINT64_MAX) {
+				uint64_t now = fx_now_ns();
+				int expect = FX_W_WAITING;
+				if (now >= deadline &&
+				    atomic_compare_exchange_strong(&w->state, &expect, FX_W_TIMEDOUT))
+					break;
+				if (now < deadline) {
+					rel.tv_sec = (time_t)((deadline - now) / 1000000000u);
+					rel.tv_nsec = (long)((deadline - now) % 1000000000u);
+					relp = &rel;
+				}
+			}
+			fx_futex_wait(&w->futex, 0, relp);
+		}
+	}
+	return atomic_load(&w->state) == FX_W_TIMEDOUT ? -ETIMEDOUT : 0;
+}
+
+/* Ends w (already unlinked by the caller). False if its deadline got there first. */
+bool fx_waiter_wake(struct fx_waiter *w)
+{
+	int expect = FX_W_WAITING;
+	struct fx_uthread *u = w->u;
+
+	if (!atomic_compare_exchange_strong(&w->state, &expect, FX_W_WOKEN))
+		return false;
+	if (u) {
+		fx_wake(u);
+	} else {
+		atomic_store(&w->futex, 1);
+		fx_futex_wake(&w->futex, 1);
+	}
+	return true;
+}
+
+/* Converts an absolute time on clock to a CLOCK_MONOTONIC deadline in ns. */
+int fx_deadline(clockid_t clock, const struct timespec *abs, uint64_t *deadline)
+{
+	struct timespec now;
+
+	if (!abs) {
+		*deadline = UINT64_MAX;
+		return 0;
+	}
+	if (abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000L)
+		return -EINVAL;
+	if (clock_gettime(clock, &now))
+		return -EINVAL;
+	int64_t left = (int64_t)(abs->tv_sec - now.tv_sec) * 1000000000 + (abs->tv_nsec - now.tv_nsec);
+	*deadline = fx_now_ns() + (left > 0 ? (uint64_t)left : 0);
+	return 0;
+}
+
+/* Sleeps the calling thread (uthread or not) until deadline. */
+void fx_sleep_until(uint64_t deadline)
+{
+	struct fx_waiter w;
+
+	fx_waiter_init(&w);
+	fx_waiter_sleep(&w, deadline);
+}

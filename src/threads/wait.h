@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/* Waiters and timers (src/threads/wait.c). */
+#ifndef FX_THREADS_WAIT_H
+#define FX_THREADS_WAIT_H
+
+#include <time.h>
+
+#include "threads/rt.h"
+
+enum { FX_W_WAITING = 0, FX_W_WOKEN = 1, FX_W_TIMEDOUT = 2 };
+
+struct fx_waiter {
+	struct fx_waiter *next;    /* on the wait list of what it waits for */
+	struct fx_waiter *tnext;   /* on its carrier's timer list */
+	struct fx_uthread *u;      /* NULL: a kernel thread, sleeping on futex */
+	struct fx_carrier *carrier; /* whose timer list holds it */
+	uint64_t deadline;         /* CLOCK_MONOTONIC ns, UINT64_MAX: none */
+	_Atomic int state;         /* FX_W_* */
+	_Atomic uint32_t futex;
+	uintptr_t data;            /* for the primitive: what the waiter wants (rwlock mode...) */
+};
+
+/* A FIFO wait list; its lock is the owner primitive's. */
+struct fx_wlist {
+	struct fx_waiter *head, *tail;
+};
+
+static inline void fx_wlist_push(struct fx_wlist *l, struct fx_waiter *w)
+{
+	w->next = NULL;
+	if (l->tail)
+		l->tail->next = w;
+	else
+		l->head = w;
+	l->tail = w;
+}
+
+static inline struct fx_waiter *fx_wlist_pop(struct fx_wlist *l)
+{
+	struct fx_waiter *w = l->head;
+
+	if (w) {
+		l->head = w->next;
+		if (!l->head)
+			l->tail = NULL;
+	}
+	return w;
+}
+
+/* Unlinks w if it is still on l. */
+static inline void fx_wlist_remove(struct fx_wlist *l, struct fx_waiter *w)
+{
+	struct fx_waiter *prev = NULL;
+
+	for (struct fx_waiter *p = l->head; p; prev = p, p = p->next) {
+		if (p == w) {
+			if (prev)
+				prev->next = w->next;
+			else
+				l->head = w->next;
+			if (l->tail == w)
+				l->tail = prev;
+			return;
+		}
+	}
+}
+
+void fx_waiter_init(struct fx_waiter *w);
+int fx_waiter_sleep(struct fx_waiter *w, uint64_t deadline);
+bool fx_waiter_wake(struct fx_waiter *w);
+void fx_timers_fire(struct fx_carrier *c);
+uint64_t fx_timers_next(struct fx_carrier *c);
+int fx_deadline(clockid_t clock, const struct timespec *abs, uint64_t *deadline);
+void fx_sleep_until(uint64_t deadline);
+
+#endif
