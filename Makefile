@@ -63,8 +63,12 @@ $(LIB_SO): $(LIB_OBJ) src/libflexsc.map
 	ln -sf libflexsc.so.$(VERSION) $(B)/$(SONAME)
 	ln -sf $(SONAME) $(B)/libflexsc.so
 
-$(RUN_SO): $(RUN_OBJ) src/preload/preload.map
-	$(CC) -shared -Wl,-soname,libflexsc-run.so -Wl,--version-script=src/preload/preload.map \
+$(B)/preload.map: scripts/preload-map.sh $(wildcard src/preload/*.c)
+	@mkdir -p $(B)
+	scripts/preload-map.sh > $@
+
+$(RUN_SO): $(RUN_OBJ) $(B)/preload.map
+	$(CC) -shared -Wl,-soname,libflexsc-run.so -Wl,--version-script=$(B)/preload.map \
 		-Wl,-z,defs -Wl,-z,nodelete $(LDFLAGS) $(RUN_OBJ) -o $@ $(LIBS)
 
 # Tests and tools link the shared library, as users do; white-box tests

@@ -91,6 +91,16 @@ int flexsc_register(struct flexsc **fx, const struct flexsc_config *cfg);
  */
 int flexsc_exit(struct flexsc *fx);
 
+/*
+ * For a child process after fork(): only the forking thread survives, the
+ * syscall threads do not, and io_uring rings are shared with the parent.
+ * flexsc_forget releases the instance and its queues in the child without
+ * touching anything the parent still uses (nothing is drained or joined;
+ * calls in flight belong to the parent). Register anew to post calls in
+ * the child. Errors: -EINVAL (fx NULL or not a live instance).
+ */
+int flexsc_forget(struct flexsc *fx);
+
 /* The engine the instance actually uses after probing and fallbacks. */
 enum flexsc_engine flexsc_engine_in_use(const struct flexsc *fx);
 const char *flexsc_engine_name(enum flexsc_engine engine);

@@ -57,6 +57,17 @@ static struct {
 	bool valid;
 } snap;
 
+/* A fork child has only the forking thread: a lock another thread held is free there. */
+static void snap_lock_reset(void)
+{
+	pthread_mutex_init(&snap_lock, NULL);
+}
+
+__attribute__((constructor)) static void creds_init(void)
+{
+	pthread_atfork(NULL, NULL, snap_lock_reset);
+}
+
 /* Records the calling thread's credentials as the ones every executor must use. */
 static void snapshot_caller(void)
 {

@@ -300,6 +300,39 @@ FX_EXPORT int flexsc_exit(struct flexsc *fx)
 	return 0;
 }
 
+/*
+ * In a child after fork: only the forking thread exists, the syscall
+ * threads do not, and the rings' memory is shared with the parent, which
+ * still uses it. Unmapping and closing our copies is all that is safe:
+ * nothing is drained, joined or submitted.
+ */
+FX_EXPORT int flexsc_forget(struct flexsc *fx)
+{
+	if (!fx)
+		return -EINVAL;
+	pthread_mutex_init(&live_lock, NULL); /* a parent thread may have held it */
+	struct flexsc **pp = &live_head;
+	while (*pp && *pp != fx)
+		pp = &(*pp)->next_live;
+	if (!*pp)
+		return -EINVAL;
+	*pp = fx->next_live;
+	for (unsigned i = 0; i < fx->nqueues; i++) {
+		struct flexsc_queue *q = fx->queues[i];
+		if (q->ring)
+			fx_uring_destroy(q); /* munmap and close: nothing reaches the parent's ring */
+		if (q->own_wake.fd >= 0)
+			close(q->own_wake.fd);
+		fx_queue_free_entries(q);
+		free(q);
+	}
+	if (fx->pool)
+		fx_pool_forget(fx->pool);
+	free(fx->queues);
+	free(fx);
+	return 0;
+}
+
 FX_EXPORT int flexsc_sysinfo(const struct flexsc *fx, long sysnum, struct flexsc_sysinfo *info)
 {
 	const struct fx_sysdesc *d = fx_sysdesc(sysnum);

@@ -31,6 +31,7 @@ void fx_uring_sync_creds(struct flexsc_queue *q);
 /* syscall threads (src/engine/threads.c) */
 int fx_pool_create(struct flexsc *fx);
 void fx_pool_destroy(struct fx_pool *pool);
+void fx_pool_forget(struct fx_pool *pool);
 int fx_pool_attach(struct fx_pool *pool, struct flexsc_queue *q);
 void fx_pool_detach(struct flexsc_queue *q);
 void fx_threads_add(struct flexsc_queue *q, unsigned idx);

@@ -411,6 +411,12 @@ void fx_pool_destroy(struct fx_pool *pool)
 	/* no queue is attached any more, so no thread is inside a call */
 	for (unsigned i = 0; i < atomic_load(&pool->nthreads); i++)
 		fx_os_thread_join(pool->threads[i]);
+	fx_pool_forget(pool);
+}
+
+/* In a forked child, where the pool's threads do not exist: frees what is left. */
+void fx_pool_forget(struct fx_pool *pool)
+{
 	for (unsigned i = 0; i < pool->ntqs; i++) {
 		struct fx_tq *tq = pool->all_tqs[i];
 		if (tq->wake.fd >= 0)
@@ -419,7 +425,6 @@ void fx_pool_destroy(struct fx_pool *pool)
 		free(tq->cq);
 		free(tq);
 	}
-	pthread_mutex_destroy(&pool->lock);
 	free(pool->threads);
 	free(pool);
 }

@@ -32,16 +32,40 @@
 #include <unistd.h>
 
 #include "preload/real.h"
+#include "preload/cancel.h"
 #include "threads/wait.h"
 
 #define A(x) ((uint64_t)(uintptr_t)(x))
+
+/* The calls POSIX makes cancellation points, among those interposed here. */
+static bool cancellation_point(long nr)
+{
+	switch (nr) {
+	case SYS_read: case SYS_write: case SYS_pread64: case SYS_pwrite64:
+	case SYS_readv: case SYS_writev: case SYS_preadv: case SYS_pwritev:
+	case SYS_preadv2: case SYS_pwritev2: case SYS_openat: case SYS_close:
+	case SYS_fsync: case SYS_fdatasync: case SYS_accept: case SYS_accept4:
+	case SYS_connect: case SYS_recvfrom: case SYS_recvmsg: case SYS_sendto:
+	case SYS_sendmsg: case SYS_poll: case SYS_ppoll: case SYS_select:
+	case SYS_pselect6: case SYS_epoll_wait:
+		return true;
+	default:
+		return false;
+	}
+}
 
 static long call(long nr, unsigned n, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
 		 uint64_t a4, uint64_t a5)
 {
 	uint64_t args[6] = { a0, a1, a2, a3, a4, a5 };
+	bool cp = fx_rt_active && cancellation_point(nr);
 
-	return fx_libc_ret(fx_rt_syscall(nr, n, args));
+	if (cp)
+		fx_testcancel();
+	long r = fx_rt_syscall(nr, n, args);
+	if (cp)
+		fx_testcancel(); /* a call cancelled in flight comes back -ECANCELED: the thread exits */
+	return fx_libc_ret(r);
 }
 
 #define CALL0(nr) call(nr, 0, 0, 0, 0, 0, 0, 0)
@@ -443,7 +467,9 @@ static int sleep_for(clockid_t clock, int flags, const struct timespec *req)
 	} else {
 		deadline = fx_now_ns() + (uint64_t)req->tv_sec * 1000000000u + (uint64_t)req->tv_nsec;
 	}
+	fx_testcancel();
 	fx_sleep_until(deadline);
+	fx_testcancel();
 	return 0;
 }
 

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "preload/real.h"
+#include "preload/cancel.h"
 #include "threads/wait.h"
 
 struct fx_mutex {
@@ -274,6 +275,7 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock, con
 
 	if (fx_deadline(clock, abs, &deadline))
 		return EINVAL;
+	fx_testcancel();
 	fx_waiter_init(&w);
 	fx_spin_lock(&x->wl);
 	fx_wlist_push(&x->waiters, &w);
@@ -286,13 +288,15 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock, con
 		fx_spin_unlock(&x->wl);
 		return err;
 	}
-	if (fx_waiter_sleep(&w, deadline) == -ETIMEDOUT) {
+	if (fx_waiter_sleep_cp(&w, deadline) == -ETIMEDOUT) {
 		fx_spin_lock(&x->wl);
 		fx_wlist_remove(&x->waiters, &w);
 		fx_spin_unlock(&x->wl);
 		err = ETIMEDOUT;
 	}
 	pthread_mutex_lock(m);
+	/* a cancelled waiter exits holding the mutex, for its cleanup handlers */
+	fx_testcancel();
 	return err;
 }
 

@@ -61,10 +61,14 @@ struct fx_uthread {
 	/* per-thread state the runtime keeps for the program */
 	void *specific[32];         /* keys 0..31 inline, like NPTL's first block */
 	void **specific_more;       /* keys 32..FX_KEYS_MAX-1, allocated on first use */
-	sigset_t sigmask;           /* its signal mask; the carrier takes it when it runs it */
-	sigset_t sigpending;        /* sent by pthread_kill while it was not running */
-	int cancel_state, cancel_type;
+	uint64_t sigmask;           /* its signal mask (kernel sigset); carriers take it when they run it */
+	_Atomic uint64_t sigpending; /* sent by pthread_kill, raised when it next runs unblocked */
+	int cancel_disabled;        /* PTHREAD_CANCEL_DISABLE */
+	int cancel_async;           /* PTHREAD_CANCEL_ASYNCHRONOUS (acted on at cancellation points) */
 	_Atomic int cancel_requested;
+	struct fx_waiter *cancel_waiter; /* the wait of a cancellation point it sleeps in */
+	flexsc_call_t pending_call; /* its exception-less call in flight (FX_U_SYSCALL) */
+	struct fx_uthread *cancel_next; /* on its carrier's cancel inbox */
 	char name[16];
 	int id;
 	struct fx_uthread *all_next, *all_prev; /* every live uthread, for fork and stats */
@@ -90,6 +94,9 @@ struct fx_carrier {
 	struct fx_uthread *idle;    /* the scheduler context: its own stack and TCB */
 	struct fx_uthread *to_free; /* exited and detached: freed once switched away from */
 	int in_rt;                  /* inside the runtime or the library: interposed calls go direct */
+	int in_handler;             /* inside a signal handler: interposed calls go direct */
+	uint64_t kmask;             /* the kernel signal mask of this carrier's thread */
+	_Atomic(struct fx_uthread *) cancel_inbox; /* uthreads whose posted call must be cancelled */
 	unsigned inflight;          /* exception-less calls posted and not reaped */
 
 	/* counters for --stats */
@@ -125,10 +132,14 @@ extern struct fx_carrier **fx_carriers;
 extern unsigned fx_ncarriers;
 extern struct flexsc *fx_rt_instance;
 int fx_rt_start(void);
+int fx_rt_after_fork_child(void);
 void fx_rt_start_carriers(void);
 void fx_block(void);
 void fx_uthread_start(struct fx_uthread *u);
 void fx_yield(void);
+void fx_interrupt(struct fx_uthread *u);
+void fx_raise_pending(void);
+bool fx_cancel_pending(const struct fx_uthread *u);
 void fx_wake(struct fx_uthread *u);
 void fx_uthread_exit(void *result) __attribute__((noreturn));
 /* The preload's end of a thread: key and TLS destructors, then fx_uthread_exit. */

@@ -172,8 +172,23 @@ static struct fx_uthread *steal(struct fx_carrier *self)
 	return NULL;
 }
 
+/* Posted calls of uthreads being cancelled: only the queue's owner may cancel them. */
+static void serve_cancels(struct fx_carrier *c)
+{
+	struct fx_uthread *u = atomic_exchange(&c->cancel_inbox, NULL);
+
+	while (u) {
+		struct fx_uthread *next = u->cancel_next;
+		if (atomic_load(&u->state) == FX_U_SYSCALL)
+			flexsc_cancel(c->q, u->pending_call);
+		u = next;
+	}
+}
+
 static struct fx_uthread *pick_next(struct fx_carrier *c)
 {
+	if (atomic_load_explicit(&c->cancel_inbox, memory_order_relaxed))
+		serve_cancels(c);
 	fx_timers_fire(c);
 	struct fx_uthread *u = rq_pop(c);
 
@@ -182,6 +197,31 @@ static struct fx_uthread *pick_next(struct fx_carrier *c)
 		u = rq_pop(c);
 	}
 	return u;
+}
+
+/*
+ * Signals sent to a uthread with pthread_kill while it was not running, or
+ * while it blocked them: raised on its carrier now that it runs with them
+ * unblocked, so the handler runs on it.
+ */
+static void raise_pending(struct fx_carrier *c, struct fx_uthread *u)
+{
+	uint64_t ready = atomic_load(&u->sigpending) & ~u->sigmask;
+
+	while (ready) {
+		int bit = __builtin_ctzll(ready);
+		ready &= ready - 1;
+		atomic_fetch_and(&u->sigpending, ~(1ull << bit));
+		fx_raw_syscall6(SYS_tgkill, getpid(), c->tid, bit + 1, 0, 0, 0);
+	}
+}
+
+void fx_raise_pending(void)
+{
+	struct fx_carrier *c = fx_carrier_self();
+
+	if (c && c->current && atomic_load(&c->current->sigpending))
+		raise_pending(c, c->current);
 }
 
 /* Runs in whatever context a carrier switched to: completes the switch. */
@@ -198,6 +238,8 @@ static void finish_switch(void)
 		fx_uthread_free(c->to_free);
 		c->to_free = NULL;
 	}
+	if (c->current && atomic_load_explicit(&c->current->sigpending, memory_order_relaxed))
+		raise_pending(c, c->current);
 }
 
 /* Switches from the current context (saved in *save_sp) to next. */
@@ -210,6 +252,10 @@ static void switch_to(struct fx_carrier *c, void **save_sp, struct fx_uthread *p
 	atomic_store_explicit(&next->state, FX_U_RUNNING, memory_order_relaxed);
 	next->home = c;
 	fx_uthread_set_tid(next, c->tid);
+	if (next->sigmask != c->kmask) {
+		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&next->sigmask, 0, 8, 0, 0);
+		c->kmask = next->sigmask;
+	}
 	c->current = next;
 	c->prev = prev;
 	c->switches++;
@@ -241,6 +287,35 @@ void fx_block(void)
 		finish_switch();
 	}
 	fx_carrier_self()->in_rt = 0;
+}
+
+bool fx_cancel_pending(const struct fx_uthread *u)
+{
+	return atomic_load_explicit(&u->cancel_requested, memory_order_relaxed) && !u->cancel_disabled;
+}
+
+/*
+ * Ends u's wait at a cancellation point: a sleep on a waiter as if its
+ * deadline had passed (the primitive then unlinks it), a posted call by
+ * asking its carrier to cancel it.
+ */
+void fx_interrupt(struct fx_uthread *u)
+{
+	struct fx_waiter *w = u->cancel_waiter;
+
+	if (w) {
+		int expect = FX_W_WAITING;
+		if (atomic_compare_exchange_strong(&w->state, &expect, FX_W_TIMEDOUT))
+			fx_wake(u);
+	}
+	if (atomic_load(&u->state) == FX_U_SYSCALL && u->home) {
+		struct fx_carrier *c = u->home;
+		u->cancel_next = atomic_load(&c->cancel_inbox);
+		while (!atomic_compare_exchange_weak(&c->cancel_inbox, &u->cancel_next, u))
+			;
+		if (c != fx_carrier_self())
+			kick(c);
+	}
 }
 
 void fx_yield(void)
@@ -376,7 +451,7 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 	uint64_t args[FLEXSC_MAX_ARGS] = { 0 };
 
 	memcpy(args, a, nargs * sizeof(*a));
-	if (!c || c->in_rt || !c->current)
+	if (!c || c->in_rt || c->in_handler || !c->current)
 		return fx_raw_syscall6(nr, (long)args[0], (long)args[1], (long)args[2],
 				       (long)args[3], (long)args[4], (long)args[5]);
 	struct fx_uthread *self = c->current;
@@ -402,8 +477,11 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 		return r;
 	}
 	c->inflight++;
+	self->pending_call = call;
 	atomic_store_explicit(&self->state, FX_U_SYSCALL, memory_order_relaxed);
 	c->in_rt = 0;
+	if (fx_cancel_pending(self))
+		fx_interrupt(self); /* cancelled before it slept: the inbox is served before it can */
 	fx_block();
 	return self->sysret;
 }
@@ -457,6 +535,7 @@ static int carrier_enter(struct fx_carrier *c)
 		sched_setaffinity(0, sizeof(set), &set);
 	}
 	c->in_rt = 1;
+	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&c->kmask, 8, 0, 0);
 	int err = flexsc_queue_create(fx_rt_instance, &c->q);
 	c->idle = fx_sched_context_create(idle_loop, c);
 	c->in_rt = 0;
@@ -493,6 +572,51 @@ void fx_rt_start_carriers(void)
 		}
 		fx_carriers[i] = c;
 	}
+}
+
+/*
+ * In the child of a fork made by a uthread: this kernel thread is the only
+ * one left, running the forking uthread. Its carrier becomes carrier 0
+ * with a fresh instance and queue (the parent's rings are shared memory
+ * the child must not touch), the other carriers start again with the
+ * next pthread_create, and every other uthread is gone.
+ */
+static struct flexsc_config rt_cfg;
+
+int fx_rt_after_fork_child(void)
+{
+	struct fx_carrier *c = fx_carrier_self();
+	struct fx_uthread *self = c ? c->current : NULL;
+
+	if (!self)
+		return 0;
+	c->in_rt = 1; /* the library's own close() and friends must not be posted */
+	flexsc_forget(fx_rt_instance);
+	int err = flexsc_register(&fx_rt_instance, &rt_cfg);
+	c->q = NULL;
+	if (!err)
+		err = flexsc_queue_create(fx_rt_instance, &c->q);
+	for (unsigned i = 0; i < fx_ncarriers; i++)
+		fx_carriers[i] = NULL;
+	fx_carriers[0] = c;
+	c->index = 0;
+	c->tid = (int)fx_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	c->rq_head = c->rq_tail = NULL;
+	atomic_store(&c->rq_len, 0);
+	atomic_store(&c->rq_lock, 0);
+	c->timers = NULL;
+	atomic_store(&c->timer_lock, 0);
+	atomic_store(&c->cancel_inbox, NULL);
+	atomic_store(&c->sleeping, FX_C_AWAKE);
+	c->inflight = 0;
+	c->prev = NULL;
+	c->to_free = NULL;
+	c->in_rt = 0;
+	self->home = c;
+	fx_uthread_set_tid(self, c->tid);
+	atomic_store(&carriers_started, 0);
+	atomic_store(&fx_rt_live_uthreads, 1);
+	return err;
 }
 
 static enum flexsc_engine engine_from_env(const char *s)
@@ -547,6 +671,7 @@ int fx_rt_start(void)
 	fx_carriers = calloc(fx_ncarriers, sizeof(*fx_carriers));
 	if (!fx_carriers)
 		return -ENOMEM;
+	rt_cfg = cfg;
 	err = flexsc_register(&fx_rt_instance, &cfg);
 	if (err)
 		return err;
@@ -559,6 +684,7 @@ int fx_rt_start(void)
 	if (err)
 		return err;
 	fx_carriers[0] = c0;
+	fx_main_uthread->sigmask = c0->kmask;
 	atomic_store(&fx_main_uthread->on_cpu, 1);
 	atomic_store(&fx_main_uthread->state, FX_U_RUNNING);
 	fx_main_uthread->home = c0;

@@ -44,7 +44,7 @@
 static void *(*dl_allocate_tls)(void *mem);
 static void (*dl_deallocate_tls)(void *tcb, bool dealloc_tcb);
 static size_t tls_static_size, tls_static_align;
-static size_t tcb_size, tid_offset;
+static size_t tcb_size, tid_offset, list_offset;
 static size_t page;
 
 /* Resolves glibc's private TLS helpers. Returns 0 or -ENOSYS. */
@@ -55,14 +55,17 @@ int fx_uthread_init(void)
 	const uint32_t *sizeof_pthread = dlvsym(RTLD_DEFAULT, "_thread_db_sizeof_pthread", "GLIBC_PRIVATE");
 	/* libthread_db descriptors: {size in bits, count, offset} */
 	const uint32_t *tid_desc = dlvsym(RTLD_DEFAULT, "_thread_db_pthread_tid", "GLIBC_PRIVATE");
+	const uint32_t *list_desc = dlvsym(RTLD_DEFAULT, "_thread_db_pthread_list", "GLIBC_PRIVATE");
 
 	dl_allocate_tls = dlvsym(RTLD_DEFAULT, "_dl_allocate_tls", "GLIBC_PRIVATE");
 	dl_deallocate_tls = dlvsym(RTLD_DEFAULT, "_dl_deallocate_tls", "GLIBC_PRIVATE");
-	if (!get_static || !sizeof_pthread || !tid_desc || !dl_allocate_tls || !dl_deallocate_tls)
+	if (!get_static || !sizeof_pthread || !tid_desc || !list_desc || !dl_allocate_tls ||
+	    !dl_deallocate_tls)
 		return -ENOSYS;
 	get_static(&tls_static_size, &tls_static_align);
 	tcb_size = sizeof_pthread[0];
 	tid_offset = tid_desc[2];
+	list_offset = list_desc[2];
 	page = (size_t)sysconf(_SC_PAGESIZE);
 	if (tls_static_align < 64)
 		tls_static_align = 64;
@@ -129,6 +132,13 @@ static int tcb_build(uintptr_t tcb)
 	*(uintptr_t *)(tcb + 0) = tcb;                /* header.tcb */
 	*(void **)(tcb + 8) = dtv;                    /* header.dtv */
 	*(uintptr_t *)(tcb + 16) = tcb;               /* header.self */
+	/*
+	 * glibc's list node of the thread: empty, linked to itself. A forked
+	 * child's glibc unlinks "self" from its thread lists, and a zeroed
+	 * node would be dereferenced.
+	 */
+	uintptr_t *node = (uintptr_t *)(tcb + list_offset);
+	node[0] = node[1] = (uintptr_t)node;
 	return 0;
 }
 

@@ -173,11 +173,31 @@ int fx_deadline(clockid_t clock, const struct timespec *abs, uint64_t *deadline)
 	return 0;
 }
 
-/* Sleeps the calling thread (uthread or not) until deadline. */
+/*
+ * fx_waiter_sleep at a cancellation point: pthread_cancel may end it early
+ * (as a timeout: the caller unlinks w and then acts on the cancellation).
+ */
+int fx_waiter_sleep_cp(struct fx_waiter *w, uint64_t deadline)
+{
+	struct fx_uthread *u = w->u;
+
+	if (!u)
+		return fx_waiter_sleep(w, deadline);
+	u->cancel_waiter = w;
+	if (fx_cancel_pending(u)) {
+		int expect = FX_W_WAITING;
+		atomic_compare_exchange_strong(&w->state, &expect, FX_W_TIMEDOUT);
+	}
+	int r = atomic_load(&w->state) == FX_W_WAITING ? fx_waiter_sleep(w, deadline) : -ETIMEDOUT;
+	u->cancel_waiter = NULL;
+	return r;
+}
+
+/* Sleeps the calling thread (uthread or not) until deadline; cancellable. */
 void fx_sleep_until(uint64_t deadline)
 {
 	struct fx_waiter w;
 
 	fx_waiter_init(&w);
-	fx_waiter_sleep(&w, deadline);
+	fx_waiter_sleep_cp(&w, deadline);
 }

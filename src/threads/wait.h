@@ -67,6 +67,7 @@ static inline void fx_wlist_remove(struct fx_wlist *l, struct fx_waiter *w)
 
 void fx_waiter_init(struct fx_waiter *w);
 int fx_waiter_sleep(struct fx_waiter *w, uint64_t deadline);
+int fx_waiter_sleep_cp(struct fx_waiter *w, uint64_t deadline);
 bool fx_waiter_wake(struct fx_waiter *w);
 void fx_timers_fire(struct fx_carrier *c);
 uint64_t fx_timers_next(struct fx_carrier *c);
