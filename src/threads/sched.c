@@ -651,6 +651,11 @@ int fx_rt_start(void)
 	if (err)
 		return err;
 	flexsc_config_init(&cfg);
+	/*
+	 * Programs block in calls io_uring has no opcode for (poll, epoll_wait,
+	 * waitpid) from many threads at once: each holds a syscall thread.
+	 */
+	cfg.max_threads = 1024;
 	cfg.engine = engine_from_env(getenv("FLEXSC_ENGINE"));
 	if ((int)cfg.engine < 0)
 		return -EINVAL;
