@@ -28,8 +28,10 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <linux/close_range.h>
 #include <linux/futex.h>
 #include <sys/mman.h>
@@ -495,6 +497,21 @@ static int chain_check(const struct flexsc_op *ops, unsigned n, bool *fd)
 	return 0;
 }
 
+/*
+ * Op 0 makes a nonblocking descriptor. io_uring waits where calls on such a
+ * descriptor fail with EAGAIN or EINPROGRESS, and the ring's route check
+ * (fd_fits in src/engine/uring.c) cannot look at one that does not exist yet.
+ */
+static bool makes_nonblocking_fd(const struct flexsc_op *op0)
+{
+	switch (op0->sysnum) {
+	case SYS_socket: return op0->args[1] & SOCK_NONBLOCK;
+	case SYS_open: return op0->args[1] & O_NONBLOCK;
+	case SYS_openat: return op0->args[2] & O_NONBLOCK;
+	default: return false;
+	}
+}
+
 FX_EXPORT int flexsc_post_chain(struct flexsc_queue *q, const struct flexsc_op *ops,
 				unsigned n, flexsc_call_t *calls)
 {
@@ -527,8 +544,8 @@ FX_EXPORT int flexsc_post_chain(struct flexsc_queue *q, const struct flexsc_op *
 	 * and, when op 0's descriptor is passed on, only if the ring has the
 	 * direct descriptor table that carries it.
 	 */
-	enum fx_route route = uring && (!fd || fx_uring_has_direct(q)) ? FX_ROUTE_URING
-									: fallback_route(q);
+	enum fx_route route = uring && (!fd || (fx_uring_has_direct(q) && !makes_nonblocking_fd(&ops[0])))
+				      ? FX_ROUTE_URING : fallback_route(q);
 	for (unsigned i = 1; i < n; i++) {
 		q->slots[idx[i]].route = (uint8_t)route;
 		q->slots[idx[i]].state = FX_SLOT_PENDING;

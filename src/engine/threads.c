@@ -514,7 +514,8 @@ void fx_threads_add(struct flexsc_queue *q, unsigned idx)
 	struct fx_tq *tq = q->tq;
 	uint32_t t = atomic_load_explicit(&tq->sq_tail, memory_order_relaxed);
 
-	tq->sq[t & tq->mask] = (uint16_t)idx;
+	/* relaxed atomic: a thread's prefetch in execute may read the slot meanwhile */
+	__atomic_store_n(&tq->sq[t & tq->mask], (uint16_t)idx, __ATOMIC_RELAXED);
 	/*
 	 * release: pairs with the acquire in tq_has_work and pop_submission,
 	 * publishing the index and the entry; the fence in fx_threads_commit
