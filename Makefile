@@ -23,7 +23,7 @@ CFLAGS    += -std=c11 -Wall -Wextra -Werror=implicit-function-declaration -fvisi
 CPPFLAGS  += -Iinclude -Isrc
 DEPFLAGS   = -MMD -MP
 ifneq ($(SANITIZE),)
-CFLAGS    += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
+CFLAGS    += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS   += -fsanitize=$(SANITIZE)
 endif
 LIBS      := -luring -lpthread -ldl
