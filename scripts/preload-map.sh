@@ -13,6 +13,7 @@ cd "$(dirname "$0")/.."
 	grep -ho 'FX_PUBLIC [^(]*(' src/preload/*.c | sed -E 's/.*[ *]([A-Za-z_0-9]+)\($/\t\t\1;/' | sort -u
 	echo "		setuid; setgid; seteuid; setegid; setreuid; setregid;"
 	echo "		setresuid; setresgid; setgroups; capset; prctl; syscall; setsockopt;"
+	echo "		fcntl; fcntl64; ioctl; dup2; dup3; close_range;"
 	echo "	local:"
 	echo "		*;"
 	echo "};"

@@ -321,6 +321,17 @@ int flexsc_queue_stats(const struct flexsc_queue *q, struct flexsc_stats *st);
  */
 void flexsc_creds_changed(void);
 
+/*
+ * The io_uring route must know whether a descriptor is nonblocking and
+ * whether it is seekable (io_uring waits where such calls would fail with
+ * EAGAIN or ESPIPE); libflexsc caches both per descriptor and forgets them
+ * when fcntl, ioctl, close, dup2, dup3 or close_range (which it wraps) or
+ * a posted call may have changed them. A program that changes descriptors
+ * behind libc's back (inline system calls) calls flexsc_fds_changed()
+ * afterwards. Never fails.
+ */
+void flexsc_fds_changed(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -179,6 +179,11 @@ extern _Atomic bool fx_fd_marks_used;
 bool fx_fd_timed(int fd);
 void fx_fd_track_result(const struct flexsc_entry *e, int64_t ret);
 
+/* cached descriptor facts for the io_uring route (src/core/fdfacts.c) */
+void fx_fd_changed(void);
+bool fx_fd_nonblocking(int fd);
+bool fx_fd_unseekable(int fd);
+
 void fx_warn(const struct flexsc *fx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

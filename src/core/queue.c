@@ -31,6 +31,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <linux/close_range.h>
 #include <linux/futex.h>
@@ -93,12 +94,29 @@ static void ready_unlink(struct flexsc_queue *q, unsigned idx)
 	q->nready--;
 }
 
+/* Posted calls after which a descriptor number may name something else, or its flags changed. */
+static bool changes_fds(const struct flexsc_entry *e)
+{
+	switch (e->sysnum) {
+	case SYS_close: case SYS_close_range: case SYS_dup2: case SYS_dup3:
+		return true;
+	case SYS_fcntl:
+		return e->args[1] == F_SETFL || e->args[1] == F_DUPFD || e->args[1] == F_DUPFD_CLOEXEC;
+	case SYS_ioctl:
+		return e->args[1] == FIONBIO;
+	default:
+		return false;
+	}
+}
+
 /* Called by the owner when an engine reports idx finished with ret. */
 void fx_queue_complete(struct flexsc_queue *q, unsigned idx, int64_t ret)
 {
 	struct flexsc_entry *e = &q->entries[idx];
 	struct fx_slot *s = &q->slots[idx];
 
+	if (changes_fds(e))
+		fx_fd_changed();
 	if (fx_unlikely(atomic_load_explicit(&fx_fd_marks_used, memory_order_relaxed)) && ret >= 0)
 		fx_fd_track_result(e, ret);
 	e->ret = ret;

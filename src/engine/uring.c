@@ -378,31 +378,28 @@ static bool takes_fixed_fd(long nr)
  * What the arguments do not say. io_uring polls and waits where a
  * nonblocking descriptor fails with EAGAIN (or connect with EINPROGRESS),
  * and it reads or writes a pipe or socket at its head where a positioned
- * call fails with ESPIPE. One fcntl or lseek on the owner tells; such
- * calls take the fallback route.
+ * call fails with ESPIPE. src/core/fdfacts.c knows, mostly without asking
+ * the kernel; such calls take the fallback route.
  */
 static bool fd_fits(const struct flexsc_entry *e)
 {
-	const uint64_t *a = e->args;
-	long fd = (int)a[0], fl;
+	int fd = (int)e->args[0];
 
 	switch (e->sysnum) {
 	case SYS_preadv2:
 	case SYS_pwritev2:
-		if ((int64_t)a[3] == -1)
-			goto flags;
+		if ((int64_t)e->args[3] == -1)
+			return !fx_fd_nonblocking(fd);
 		/* fall through */
 	case SYS_pread64:
 	case SYS_pwrite64:
 	case SYS_preadv:
 	case SYS_pwritev:
-		return fx_raw_syscall6(SYS_lseek, fd, 0, SEEK_CUR, 0, 0, 0) != -ESPIPE;
+		return !fx_fd_unseekable(fd);
 	case SYS_read: case SYS_write: case SYS_readv: case SYS_writev:
 	case SYS_recvfrom: case SYS_sendto: case SYS_recvmsg: case SYS_sendmsg:
 	case SYS_accept: case SYS_accept4: case SYS_connect:
-	flags:
-		fl = fx_raw_syscall6(SYS_fcntl, fd, F_GETFL, 0, 0, 0, 0);
-		return fl < 0 || !(fl & O_NONBLOCK);
+		return !fx_fd_nonblocking(fd);
 	default:
 		return true;
 	}

@@ -258,7 +258,10 @@ FX_PUBLIC int __openat64_2(int dirfd, const char *path, int flags)
 
 FX_PUBLIC int close(int fd)
 {
-	return (int)CALL1(SYS_close, fd);
+	int r = (int)CALL1(SYS_close, fd);
+
+	fx_fd_changed(); /* also when the call ran directly, not posted */
+	return r;
 }
 
 FX_PUBLIC int stat(const char *path, struct stat *st)
