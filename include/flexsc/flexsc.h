@@ -62,6 +62,9 @@ struct flexsc_config {
 	unsigned threads_per_cpu;   /* syscall threads started per syscall core (or in all); default 2 */
 	unsigned max_threads;       /* the pool grows to this when every thread is blocked; default 64 */
 	unsigned iowq_max_workers;  /* cap of io_uring's bounded and unbounded workers; default 16 */
+	int interrupt_signal;       /* 0, or a signal (with a handler installed without SA_RESTART)
+				     * that syscall threads leave unblocked, so flexsc_cancel can
+				     * interrupt a call one of them is executing */
 	unsigned flags;             /* FLEXSC_QUIET */
 };
 
@@ -217,8 +220,12 @@ int flexsc_reap(struct flexsc_queue *q, struct flexsc_completion *out,
 /*
  * Asks for call to be cancelled. 0: it will complete with -ECANCELED (or
  * with its real result if it finished first); the result must still be
- * collected. Errors: -EINVAL, -ESTALE, -EALREADY (it is already executing
- * on a syscall thread, ran synchronously, or is already done; it is an op
+ * collected. A call a syscall thread is executing can be interrupted when
+ * the configuration names an interrupt_signal: 0, and it completes with
+ * -EINTR if it was blocked (the signal may also cut short the thread's next
+ * call, which then completes with -EINTR). Errors: -EINVAL, -ESTALE,
+ * -EALREADY (it is already executing on a syscall thread and no interrupt
+ * signal is configured, ran synchronously, or is already done; it is an op
  * of a chain, which runs whole; or the syscall threads' submission ring has
  * no room for another cancelled call's hole), -EBUSY (it is on io_uring and
  * no SQE is free for the cancel request).

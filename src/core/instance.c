@@ -16,6 +16,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,6 +103,9 @@ static int check_config(const struct flexsc_config *c)
 	    c->threads_per_cpu < 1 || c->max_threads < 1 || c->iowq_max_workers < 1)
 		return -EINVAL;
 	if (c->sqpoll && (c->engine == FLEXSC_ENGINE_THREADS || c->engine == FLEXSC_ENGINE_SYNC))
+		return -EINVAL;
+	if (c->interrupt_signal < 0 || c->interrupt_signal > 64 || c->interrupt_signal == SIGKILL ||
+	    c->interrupt_signal == SIGSTOP)
 		return -EINVAL;
 	for (unsigned i = 0; i < c->nr_syscall_cpus; i++)
 		if (c->syscall_cpus[i] < 0 || c->syscall_cpus[i] >= ncpus)

@@ -59,6 +59,7 @@ struct fx_pool {
 	cpu_set_t cpus; /* the syscall cores, when pinned */
 	pthread_mutex_t lock; /* threads[], free_tqs, slot assignment */
 	pthread_t *threads;
+	struct worker **workers; /* parallel to threads[] */
 	unsigned max_threads;
 	struct fx_tq *free_tqs;
 	struct fx_tq *all_tqs[FX_POOL_SLOTS];
@@ -67,6 +68,9 @@ struct fx_pool {
 
 struct worker {
 	struct fx_pool *pool;
+	_Atomic int tid;
+	_Atomic(struct fx_tq *) run_tq; /* the call it executes now (not chains): tq and index */
+	_Atomic uint32_t run_idx;
 	int cpu;           /* -1: not pinned */
 	int partner_cpu;   /* the owner of the last queue served was there */
 	uint32_t creds_seen;
@@ -197,7 +201,11 @@ static unsigned execute(struct worker *w, struct fx_tq *tq, unsigned idx)
 			if (nx != FX_NIL)
 				__builtin_prefetch(&tq->entries[nx], 1);
 		}
+		atomic_store_explicit(&w->run_idx, idx, memory_order_relaxed);
+		/* release: pairs with the acquire in fx_threads_cancel */
+		atomic_store_explicit(&w->run_tq, tq, memory_order_release);
 		report(tq, idx, fx_entry_exec(&tq->entries[idx]));
+		atomic_store_explicit(&w->run_tq, NULL, memory_order_relaxed);
 		claim(tq);
 		push_completion(tq, idx);
 	}
@@ -264,6 +272,11 @@ static void *worker_main(void *arg)
 	 * before its first call.
 	 */
 	w->creds_seen = 0;
+	atomic_store(&w->tid, (int)fx_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0));
+	if (pool->fx->cfg.interrupt_signal) {
+		uint64_t sig = 1ull << (pool->fx->cfg.interrupt_signal - 1);
+		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&sig, 0, 8, 0, 0);
+	}
 	_Atomic uint32_t *awake = &pool->awake[w->cpu >= 0 ? w->cpu % FLEXSC_MAX_CPUS : FLEXSC_MAX_CPUS];
 	atomic_fetch_add(awake, 1);
 	while (!atomic_load_explicit(&pool->stop, memory_order_relaxed)) {
@@ -327,6 +340,7 @@ static int spawn(struct fx_pool *pool, int cpu)
 		return -err;
 	}
 	pool->threads[n] = t;
+	pool->workers[n] = w;
 	atomic_store(&pool->nthreads, n + 1);
 	return 0;
 }
@@ -383,7 +397,10 @@ int fx_pool_create(struct flexsc *fx)
 	pool->fx = fx;
 	pool->max_threads = c->max_threads;
 	pool->threads = calloc(pool->max_threads, sizeof(*pool->threads));
-	if (!pool->threads) {
+	pool->workers = calloc(pool->max_threads, sizeof(*pool->workers));
+	if (!pool->threads || !pool->workers) {
+		free(pool->workers);
+		free(pool->threads);
 		free(pool);
 		return -ENOMEM;
 	}
@@ -426,6 +443,7 @@ void fx_pool_forget(struct fx_pool *pool)
 		free(tq);
 	}
 	free(pool->threads);
+	free(pool->workers);
 	free(pool);
 }
 
@@ -570,6 +588,30 @@ bool fx_threads_pending(const struct flexsc_queue *q)
 }
 
 /* Wins only against a thread that has not popped the entry yet. */
+/*
+ * A call a syscall thread already executes can only be interrupted: with
+ * an interrupt signal configured, the thread leaves it unblocked and the
+ * signal makes a blocking call return -EINTR. (If the thread finished the
+ * call meanwhile, its next call may see the -EINTR: documented.)
+ */
+static int interrupt(struct fx_tq *tq, unsigned idx)
+{
+	struct fx_pool *pool = tq->pool;
+	int sig = pool->fx->cfg.interrupt_signal;
+	unsigned n = atomic_load(&pool->nthreads);
+
+	for (unsigned i = 0; sig && i < n; i++) {
+		struct worker *w = pool->workers[i];
+		/* acquire: pairs with the release in execute */
+		if (atomic_load_explicit(&w->run_tq, memory_order_acquire) == tq &&
+		    atomic_load_explicit(&w->run_idx, memory_order_relaxed) == idx) {
+			fx_raw_syscall6(SYS_tgkill, getpid(), atomic_load(&w->tid), sig, 0, 0, 0);
+			return 0;
+		}
+	}
+	return -EALREADY;
+}
+
 int fx_threads_cancel(struct flexsc_queue *q, unsigned idx)
 {
 	struct fx_tq *tq = q->tq;
@@ -599,7 +641,7 @@ int fx_threads_cancel(struct flexsc_queue *q, unsigned idx)
 		__atomic_store_n(&tq->sq[h & tq->mask], FX_NIL, __ATOMIC_RELAXED);
 	unclaim(tq);
 	if (h == t)
-		return -EALREADY;
+		return interrupt(tq, idx);
 	fx_queue_complete(q, idx, -ECANCELED);
 	return 0;
 }

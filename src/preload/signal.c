@@ -114,6 +114,11 @@ FX_PUBLIC int pthread_kill(pthread_t thread, int sig)
 	return 0; /* otherwise raised when it next runs */
 }
 
+int fx_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	return REAL(sigaction)(sig, act, old);
+}
+
 /* ---- handlers behind a trampoline ---- */
 
 static struct sigaction user_actions[65];

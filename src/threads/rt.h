@@ -106,6 +106,12 @@ struct fx_carrier {
 
 enum { FX_C_AWAKE = 0, FX_C_IN_FLEXSC = 1, FX_C_IN_FUTEX = 2 };
 
+/* Reserved by the runtime to interrupt a blocked call of a cancelled thread (docs/threads.md). */
+#define FX_SIG_INTERRUPT 63
+
+/* libc's sigaction, whatever the preload interposes (src/preload/signal.c) */
+int fx_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+
 /* The carrier running the caller, or NULL on a thread that is not one. */
 static inline struct fx_carrier *fx_carrier_self(void)
 {

@@ -158,12 +158,20 @@ static void reap(struct fx_carrier *c)
 	}
 }
 
+/*
+ * Takes a runnable uthread from another carrier. An idle carrier also fires
+ * the others' expired timers first: a carrier blocked in a system call (a
+ * synchronous-engine call, a call libc makes internally) must not hold up
+ * the sleepers whose deadline it keeps.
+ */
 static struct fx_uthread *steal(struct fx_carrier *self)
 {
 	for (unsigned i = 1; i < fx_ncarriers; i++) {
 		struct fx_carrier *c = fx_carriers[(self->index + i) % fx_ncarriers];
 		struct fx_uthread *u;
 
+		if (c && c->timers)
+			fx_timers_fire(c);
 		if (c && atomic_load_explicit(&c->rq_len, memory_order_relaxed) && (u = rq_pop(c))) {
 			self->steals++;
 			return u;
@@ -313,8 +321,11 @@ void fx_interrupt(struct fx_uthread *u)
 		u->cancel_next = atomic_load(&c->cancel_inbox);
 		while (!atomic_compare_exchange_weak(&c->cancel_inbox, &u->cancel_next, u))
 			;
-		if (c != fx_carrier_self())
+		if (c != fx_carrier_self()) {
 			kick(c);
+			/* with the sync engine the carrier itself may be blocked in the call */
+			fx_raw_syscall6(SYS_tgkill, getpid(), c->tid, FX_SIG_INTERRUPT, 0, 0, 0);
+		}
 	}
 }
 
@@ -333,9 +344,13 @@ void fx_yield(void)
 /* Sleeps until a call completes, a kick, or the earliest timer. */
 static void idle_sleep(struct fx_carrier *c)
 {
-	uint64_t deadline = fx_timers_next(c);
+	uint64_t deadline = UINT64_MAX;
 	struct timespec rel, *relp = NULL;
 
+	for (unsigned i = 0; i < fx_ncarriers; i++) {
+		uint64_t d = fx_carriers[i] ? fx_timers_next(fx_carriers[i]) : UINT64_MAX;
+		deadline = d < deadline ? d : deadline;
+	}
 	if (deadline != UINT64_MAX) {
 		uint64_t now = fx_now_ns();
 		if (deadline <= now)
@@ -458,32 +473,41 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 	flexsc_call_t call;
 	int64_t r;
 
-	c->in_rt = 1;
-	int err = flexsc_post(c->q, nr, nargs, args, self, &call);
-	if (err == -EAGAIN) {
-		reap(c);
-		err = flexsc_post(c->q, nr, nargs, args, self, &call);
-	}
-	if (err) {
+	for (;;) {
+		c->in_rt = 1;
+		int err = flexsc_post(c->q, nr, nargs, args, self, &call);
+		if (err == -EAGAIN) {
+			reap(c);
+			err = flexsc_post(c->q, nr, nargs, args, self, &call);
+		}
+		if (err) {
+			c->in_rt = 0;
+			return fx_raw_syscall6(nr, (long)args[0], (long)args[1], (long)args[2],
+					       (long)args[3], (long)args[4], (long)args[5]);
+		}
+		c->syscalls++;
+		c->by_nr[nr & 511]++;
+		if (flexsc_poll(c->q, call, &r) == 0) {
+			/* a call that had to run here, at once */
+			c->in_rt = 0;
+			return r;
+		}
+		c->inflight++;
+		self->pending_call = call;
+		atomic_store_explicit(&self->state, FX_U_SYSCALL, memory_order_relaxed);
 		c->in_rt = 0;
-		return fx_raw_syscall6(nr, (long)args[0], (long)args[1], (long)args[2],
-				       (long)args[3], (long)args[4], (long)args[5]);
+		if (fx_cancel_pending(self))
+			fx_interrupt(self); /* cancelled before it slept: the inbox is served before it can */
+		fx_block();
+		/*
+		 * -EINTR without a cancellation: the runtime's interrupt signal
+		 * (or a program signal on a carrier blocked in a synchronous
+		 * call) cut it short; calls restart, as with SA_RESTART.
+		 */
+		if (self->sysret != -EINTR || fx_cancel_pending(self))
+			return self->sysret;
+		c = fx_carrier_self();
 	}
-	c->syscalls++;
-	c->by_nr[nr & 511]++;
-	if (flexsc_poll(c->q, call, &r) == 0) {
-		/* a call that had to run here, at once */
-		c->in_rt = 0;
-		return r;
-	}
-	c->inflight++;
-	self->pending_call = call;
-	atomic_store_explicit(&self->state, FX_U_SYSCALL, memory_order_relaxed);
-	c->in_rt = 0;
-	if (fx_cancel_pending(self))
-		fx_interrupt(self); /* cancelled before it slept: the inbox is served before it can */
-	fx_block();
-	return self->sysret;
 }
 
 static int parse_cpus(const char *s, int *out, int max)
@@ -619,6 +643,12 @@ int fx_rt_after_fork_child(void)
 	return err;
 }
 
+/* The interrupt signal does nothing but make a blocking system call return EINTR. */
+static void interrupted(int sig)
+{
+	(void)sig;
+}
+
 static enum flexsc_engine engine_from_env(const char *s)
 {
 	if (!s || !strcmp(s, "auto"))
@@ -656,6 +686,10 @@ int fx_rt_start(void)
 	 * waitpid) from many threads at once: each holds a syscall thread.
 	 */
 	cfg.max_threads = 1024;
+	cfg.interrupt_signal = FX_SIG_INTERRUPT;
+	struct sigaction act = { .sa_handler = interrupted }; /* no SA_RESTART: that is the point */
+	sigemptyset(&act.sa_mask);
+	fx_real_sigaction(FX_SIG_INTERRUPT, &act, NULL);
 	cfg.engine = engine_from_env(getenv("FLEXSC_ENGINE"));
 	if ((int)cfg.engine < 0)
 		return -EINVAL;
