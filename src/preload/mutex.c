@@ -133,7 +133,7 @@ static int lock(pthread_mutex_t *m, bool try, uint64_t deadline)
 
 	if (type != PTHREAD_MUTEX_NORMAL && type != PTHREAD_MUTEX_ADAPTIVE_NP && x->owner == me) {
 		if (type == PTHREAD_MUTEX_ERRORCHECK)
-			return EDEADLK;
+			return try ? EBUSY : EDEADLK; /* as glibc: trylock never reports a deadlock */
 		if (x->count == UINT32_MAX)
 			return EAGAIN;
 		x->count++;

@@ -67,6 +67,7 @@ struct fx_uthread {
 	int cancel_async;           /* PTHREAD_CANCEL_ASYNCHRONOUS (acted on at cancellation points) */
 	_Atomic int cancel_requested;
 	struct fx_waiter *cancel_waiter; /* the wait of a cancellation point it sleeps in */
+	_Atomic int cancel_lock;    /* guards cancel_waiter against fx_interrupt */
 	flexsc_call_t pending_call; /* its exception-less call in flight (FX_U_SYSCALL) */
 	struct fx_uthread *cancel_next; /* on its carrier's cancel inbox */
 	char name[16];

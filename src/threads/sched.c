@@ -198,13 +198,10 @@ static struct fx_uthread *pick_next(struct fx_carrier *c)
 	if (atomic_load_explicit(&c->cancel_inbox, memory_order_relaxed))
 		serve_cancels(c);
 	fx_timers_fire(c);
-	struct fx_uthread *u = rq_pop(c);
-
-	if (!u && c->inflight) {
+	/* finished calls join the queue's tail even when it is not empty: no starving them */
+	if (c->inflight)
 		reap(c);
-		u = rq_pop(c);
-	}
-	return u;
+	return rq_pop(c);
 }
 
 /*
@@ -309,13 +306,18 @@ bool fx_cancel_pending(const struct fx_uthread *u)
  */
 void fx_interrupt(struct fx_uthread *u)
 {
-	struct fx_waiter *w = u->cancel_waiter;
+	bool won = false;
 
+	/* under the lock: the sleeper clears cancel_waiter under it before w goes away */
+	fx_spin_lock(&u->cancel_lock);
+	struct fx_waiter *w = u->cancel_waiter;
 	if (w) {
 		int expect = FX_W_WAITING;
-		if (atomic_compare_exchange_strong(&w->state, &expect, FX_W_TIMEDOUT))
-			fx_wake(u);
+		won = atomic_compare_exchange_strong(&w->state, &expect, FX_W_TIMEDOUT);
 	}
+	fx_spin_unlock(&u->cancel_lock);
+	if (won)
+		fx_wake(u);
 	if (atomic_load(&u->state) == FX_U_SYSCALL && u->home) {
 		struct fx_carrier *c = u->home;
 		u->cancel_next = atomic_load(&c->cancel_inbox);
@@ -333,7 +335,16 @@ void fx_yield(void)
 {
 	struct fx_carrier *c = fx_carrier_self();
 
-	if (!c || !c->current || !atomic_load_explicit(&c->rq_len, memory_order_relaxed))
+	if (!c || !c->current)
+		return;
+	if (c->inflight) {
+		/* a yield says "nothing to do": hand the batch over and collect what is done */
+		c->in_rt = 1;
+		flexsc_flush(c->q);
+		reap(c);
+		c->in_rt = 0;
+	}
+	if (!atomic_load_explicit(&c->rq_len, memory_order_relaxed))
 		return;
 	struct fx_uthread *self = c->current;
 	atomic_store_explicit(&self->state, FX_U_RUNNABLE, memory_order_relaxed);

@@ -41,13 +41,14 @@ static void timer_add(struct fx_carrier *c, struct fx_waiter *w)
 		pp = &(*pp)->tnext;
 	w->tnext = *pp;
 	*pp = w;
-	w->carrier = c;
+	atomic_store_explicit(&w->carrier, c, memory_order_relaxed);
 	fx_spin_unlock(&c->timer_lock);
 }
 
 static void timer_remove(struct fx_waiter *w)
 {
-	struct fx_carrier *c = w->carrier;
+	/* acquire: pairs with the release in fx_timers_fire, its last touch of w */
+	struct fx_carrier *c = atomic_load_explicit(&w->carrier, memory_order_acquire);
 
 	if (!c)
 		return;
@@ -59,7 +60,7 @@ static void timer_remove(struct fx_waiter *w)
 		}
 	}
 	fx_spin_unlock(&c->timer_lock);
-	w->carrier = NULL;
+	atomic_store_explicit(&w->carrier, NULL, memory_order_relaxed);
 }
 
 /* On carrier c: wakes the uthreads whose deadline has passed. */
@@ -76,10 +77,14 @@ void fx_timers_fire(struct fx_carrier *c)
 			return;
 		}
 		c->timers = w->tnext;
-		w->carrier = NULL;
 		int expect = FX_W_WAITING;
-		bool won = atomic_compare_exchange_strong(&w->state, &expect, FX_W_TIMEDOUT);
 		struct fx_uthread *u = w->u;
+		bool won = atomic_compare_exchange_strong(&w->state, &expect, FX_W_TIMEDOUT);
+		/*
+		 * release, and the last touch of w: a sleeper woken by someone else
+		 * waits in timer_remove until this, then may leave (w is on its stack)
+		 */
+		atomic_store_explicit(&w->carrier, NULL, memory_order_release);
 		fx_spin_unlock(&c->timer_lock);
 		if (won)
 			fx_wake(u);
@@ -180,16 +185,21 @@ int fx_deadline(clockid_t clock, const struct timespec *abs, uint64_t *deadline)
 int fx_waiter_sleep_cp(struct fx_waiter *w, uint64_t deadline)
 {
 	struct fx_uthread *u = w->u;
+	int r, expect = FX_W_WAITING;
 
 	if (!u)
 		return fx_waiter_sleep(w, deadline);
+	fx_spin_lock(&u->cancel_lock);
 	u->cancel_waiter = w;
-	if (fx_cancel_pending(u)) {
-		int expect = FX_W_WAITING;
-		atomic_compare_exchange_strong(&w->state, &expect, FX_W_TIMEDOUT);
-	}
-	int r = atomic_load(&w->state) == FX_W_WAITING ? fx_waiter_sleep(w, deadline) : -ETIMEDOUT;
+	fx_spin_unlock(&u->cancel_lock);
+	if (fx_cancel_pending(u) && atomic_compare_exchange_strong(&w->state, &expect, FX_W_TIMEDOUT))
+		r = -ETIMEDOUT; /* cancelled before it slept: nobody woke it */
+	else
+		r = fx_waiter_sleep(w, deadline); /* also when a waker ended it already: take that wake */
+	/* under the lock: fx_interrupt never touches w once this returns */
+	fx_spin_lock(&u->cancel_lock);
 	u->cancel_waiter = NULL;
+	fx_spin_unlock(&u->cancel_lock);
 	return r;
 }
 

@@ -13,7 +13,7 @@ struct fx_waiter {
 	struct fx_waiter *next;    /* on the wait list of what it waits for */
 	struct fx_waiter *tnext;   /* on its carrier's timer list */
 	struct fx_uthread *u;      /* NULL: a kernel thread, sleeping on futex */
-	struct fx_carrier *carrier; /* whose timer list holds it */
+	_Atomic(struct fx_carrier *) carrier; /* whose timer list holds it; NULL once off it */
 	uint64_t deadline;         /* CLOCK_MONOTONIC ns, UINT64_MAX: none */
 	_Atomic int state;         /* FX_W_* */
 	_Atomic uint32_t futex;

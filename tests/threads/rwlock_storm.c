@@ -1,0 +1,447 @@
+/*
+ * Read-write locks under a storm of 64 threads, and their error cases.
+ *
+ * Three locks (PTHREAD_RWLOCK_INITIALIZER, the writer-preferring static
+ * initialiser, and one from pthread_rwlock_init with an attribute) each
+ * get 64 threads that take them thousands of times in every way:
+ * rdlock, tryrdlock, timedrdlock, clockrdlock, wrlock, trywrlock,
+ * timedwrlock, clockwrlock. Inside, readers check that no writer is in and
+ * that the protected array is consistent; writers check that they are
+ * alone and rewrite the array; some yield or sleep while holding the lock.
+ * The number of writes must come out exact.
+ *
+ * Then the semantics: EDEADLK when the writer relocks, EBUSY from the try
+ * variants, ETIMEDOUT after the deadline (and not before), EINVAL for a
+ * bad time or clock, reader preference (a reader gets in past a waiting
+ * writer) and writer preference (it does not, and gets in once the writer
+ * gives up on its deadline).
+ *
+ * Deterministic output; exit 0 when every check held.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NTHREADS 64
+#define ITERS 3000
+#define SLOTS 8
+
+static _Atomic long failures;
+
+#define CHECK(cond, ...)                                                   \
+	do {                                                               \
+		if (!(cond)) {                                             \
+			fprintf(stderr, "rwlock_storm: %s:%d: ", __FILE__, __LINE__); \
+			fprintf(stderr, __VA_ARGS__);                      \
+			fputc('\n', stderr);                               \
+			atomic_fetch_add(&failures, 1);                    \
+		}                                                          \
+	} while (0)
+
+struct guarded {
+	pthread_rwlock_t *lock;
+	const char *name;
+	_Atomic int readers_in, writers_in;
+	long slots[SLOTS];     /* all equal whenever no writer is in */
+	long writes;           /* plain: only writers touch it */
+	_Atomic long wr_done;  /* writes the threads counted */
+	_Atomic long rd_done;
+};
+
+static pthread_rwlock_t lock_static = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_rwlock_t lock_wpref = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+static pthread_rwlock_t lock_init;
+
+static struct guarded locks[3] = {
+	{ .lock = &lock_static, .name = "PTHREAD_RWLOCK_INITIALIZER" },
+	{ .lock = &lock_wpref, .name = "WRITER_NONRECURSIVE_INITIALIZER_NP" },
+	{ .lock = &lock_init, .name = "pthread_rwlock_init(PREFER_WRITER_NP)" },
+};
+
+static uint64_t now_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static struct timespec in_ns(clockid_t clock, uint64_t ns)
+{
+	uint64_t t = now_ns(clock) + ns;
+
+	return (struct timespec){ .tv_sec = (time_t)(t / 1000000000u), .tv_nsec = (long)(t % 1000000000u) };
+}
+
+static unsigned rnd(unsigned *s)
+{
+	*s = *s * 1103515245u + 12345u;
+	return *s >> 16;
+}
+
+static void dawdle(unsigned r)
+{
+	if (r % 64 == 0)
+		sched_yield();
+	else if (r % 512 == 1)
+		usleep(50);
+}
+
+static void read_section(struct guarded *g, unsigned r)
+{
+	atomic_fetch_add(&g->readers_in, 1);
+	CHECK(atomic_load(&g->writers_in) == 0, "%s: a reader is in with a writer", g->name);
+	long first = __atomic_load_n(&g->slots[0], __ATOMIC_RELAXED);
+	dawdle(r);
+	for (int i = 1; i < SLOTS; i++)
+		CHECK(__atomic_load_n(&g->slots[i], __ATOMIC_RELAXED) == first,
+		      "%s: a reader saw a half-done write", g->name);
+	CHECK(atomic_load(&g->writers_in) == 0, "%s: a writer got in with a reader", g->name);
+	atomic_fetch_sub(&g->readers_in, 1);
+	atomic_fetch_add(&g->rd_done, 1);
+}
+
+static void write_section(struct guarded *g, unsigned r)
+{
+	CHECK(atomic_fetch_add(&g->writers_in, 1) == 0, "%s: two writers in", g->name);
+	CHECK(atomic_load(&g->readers_in) == 0, "%s: a writer is in with readers", g->name);
+	long v = ++g->writes;
+	for (int i = 0; i < SLOTS; i++) {
+		__atomic_store_n(&g->slots[i], v, __ATOMIC_RELAXED);
+		if (i == SLOTS / 2)
+			dawdle(r);
+	}
+	CHECK(atomic_load(&g->readers_in) == 0, "%s: a reader got in with a writer", g->name);
+	atomic_fetch_sub(&g->writers_in, 1);
+	atomic_fetch_add(&g->wr_done, 1);
+}
+
+static void *storm(void *arg)
+{
+	long id = (long)arg;
+	struct guarded *g = &locks[id % 3];
+	unsigned seed = (unsigned)id * 7919u + 1;
+	int err;
+
+	for (int i = 0; i < ITERS; i++) {
+		unsigned r = rnd(&seed);
+		struct timespec ts;
+		switch (r % 10) {
+		case 0: case 1: case 2:
+			err = pthread_rwlock_rdlock(g->lock);
+			CHECK(err == 0, "rdlock: %d", err);
+			read_section(g, r);
+			break;
+		case 3:
+			err = pthread_rwlock_tryrdlock(g->lock);
+			CHECK(err == 0 || err == EBUSY, "tryrdlock: %d", err);
+			if (err)
+				continue;
+			read_section(g, r);
+			break;
+		case 4:
+			ts = in_ns(CLOCK_REALTIME, 200000);
+			err = pthread_rwlock_timedrdlock(g->lock, &ts);
+			CHECK(err == 0 || err == ETIMEDOUT, "timedrdlock: %d", err);
+			if (err)
+				continue;
+			read_section(g, r);
+			break;
+		case 5:
+			ts = in_ns(CLOCK_MONOTONIC, 200000);
+			err = pthread_rwlock_clockrdlock(g->lock, CLOCK_MONOTONIC, &ts);
+			CHECK(err == 0 || err == ETIMEDOUT, "clockrdlock: %d", err);
+			if (err)
+				continue;
+			read_section(g, r);
+			break;
+		case 6: case 7:
+			err = pthread_rwlock_wrlock(g->lock);
+			CHECK(err == 0, "wrlock: %d", err);
+			write_section(g, r);
+			break;
+		case 8:
+			if (r & 0x100) {
+				err = pthread_rwlock_trywrlock(g->lock);
+				CHECK(err == 0 || err == EBUSY, "trywrlock: %d", err);
+			} else {
+				ts = in_ns(CLOCK_REALTIME, 300000);
+				err = pthread_rwlock_timedwrlock(g->lock, &ts);
+				CHECK(err == 0 || err == ETIMEDOUT, "timedwrlock: %d", err);
+			}
+			if (err)
+				continue;
+			write_section(g, r);
+			break;
+		default:
+			ts = in_ns(CLOCK_MONOTONIC, 300000);
+			err = pthread_rwlock_clockwrlock(g->lock, CLOCK_MONOTONIC, &ts);
+			CHECK(err == 0 || err == ETIMEDOUT, "clockwrlock: %d", err);
+			if (err)
+				continue;
+			write_section(g, r);
+			break;
+		}
+		err = pthread_rwlock_unlock(g->lock);
+		CHECK(err == 0, "unlock: %d", err);
+	}
+	return NULL;
+}
+
+/* ---- semantics ---- */
+
+struct attempt {
+	pthread_rwlock_t *lock;
+	int write;           /* 1: write lock */
+	clockid_t clock;
+	uint64_t timeout_ns; /* 0: blocking */
+	int result;
+	uint64_t waited_ns;
+	_Atomic int started, done;
+};
+
+static void *attempt_main(void *arg)
+{
+	struct attempt *a = arg;
+	uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+
+	atomic_store(&a->started, 1);
+	if (a->timeout_ns) {
+		struct timespec ts = in_ns(a->clock, a->timeout_ns);
+		if (a->clock == CLOCK_REALTIME)
+			a->result = a->write ? pthread_rwlock_timedwrlock(a->lock, &ts)
+					     : pthread_rwlock_timedrdlock(a->lock, &ts);
+		else
+			a->result = a->write ? pthread_rwlock_clockwrlock(a->lock, a->clock, &ts)
+					     : pthread_rwlock_clockrdlock(a->lock, a->clock, &ts);
+	} else {
+		a->result = a->write ? pthread_rwlock_wrlock(a->lock) : pthread_rwlock_rdlock(a->lock);
+	}
+	a->waited_ns = now_ns(CLOCK_MONOTONIC) - t0;
+	atomic_store(&a->done, 1);
+	if (a->result == 0)
+		pthread_rwlock_unlock(a->lock);
+	return NULL;
+}
+
+static void start_attempt(pthread_t *t, struct attempt *a)
+{
+	if (pthread_create(t, NULL, attempt_main, a)) {
+		perror("pthread_create");
+		exit(2);
+	}
+	while (!atomic_load(&a->started))
+		usleep(100);
+}
+
+/* Polls until a->done, up to limit_ms; true if it finished. */
+static int finishes_within(struct attempt *a, int limit_ms)
+{
+	for (int i = 0; i < limit_ms * 10; i++) {
+		if (atomic_load(&a->done))
+			return 1;
+		usleep(100);
+	}
+	return atomic_load(&a->done);
+}
+
+static void check_errors(void)
+{
+	pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+	struct timespec ts = in_ns(CLOCK_REALTIME, 1000000000), bad = ts;
+	pthread_t t;
+
+	bad.tv_nsec = 1000000000;
+	CHECK(pthread_rwlock_wrlock(&l) == 0, "wrlock");
+	CHECK(pthread_rwlock_wrlock(&l) == EDEADLK, "wrlock by the writer: EDEADLK");
+	CHECK(pthread_rwlock_rdlock(&l) == EDEADLK, "rdlock by the writer: EDEADLK");
+	CHECK(pthread_rwlock_timedwrlock(&l, &ts) == EDEADLK, "timedwrlock by the writer: EDEADLK");
+	CHECK(pthread_rwlock_timedrdlock(&l, &ts) == EDEADLK, "timedrdlock by the writer: EDEADLK");
+	CHECK(pthread_rwlock_trywrlock(&l) == EBUSY, "trywrlock by the writer: EBUSY");
+	CHECK(pthread_rwlock_tryrdlock(&l) == EBUSY, "tryrdlock by the writer: EBUSY");
+	CHECK(pthread_rwlock_timedrdlock(&l, &bad) == EINVAL, "timedrdlock with tv_nsec 1e9: EINVAL");
+	CHECK(pthread_rwlock_timedwrlock(&l, &bad) == EINVAL, "timedwrlock with tv_nsec 1e9: EINVAL");
+	CHECK(pthread_rwlock_clockrdlock(&l, CLOCK_PROCESS_CPUTIME_ID, &ts) == EINVAL,
+	      "clockrdlock on a CPU-time clock: EINVAL");
+	CHECK(pthread_rwlock_clockwrlock(&l, CLOCK_PROCESS_CPUTIME_ID, &ts) == EINVAL,
+	      "clockwrlock on a CPU-time clock: EINVAL");
+
+	/* held for writing: every other thread's attempt times out */
+	struct attempt a[4] = {
+		{ .lock = &l, .write = 0, .clock = CLOCK_REALTIME, .timeout_ns = 50000000 },
+		{ .lock = &l, .write = 1, .clock = CLOCK_REALTIME, .timeout_ns = 50000000 },
+		{ .lock = &l, .write = 0, .clock = CLOCK_MONOTONIC, .timeout_ns = 50000000 },
+		{ .lock = &l, .write = 1, .clock = CLOCK_MONOTONIC, .timeout_ns = 50000000 },
+	};
+	pthread_t ts4[4];
+	for (int i = 0; i < 4; i++)
+		start_attempt(&ts4[i], &a[i]);
+	for (int i = 0; i < 4; i++) {
+		pthread_join(ts4[i], NULL);
+		CHECK(a[i].result == ETIMEDOUT, "timed attempt %d on a write-held lock: %d", i, a[i].result);
+		CHECK(a[i].waited_ns >= 49000000, "timed attempt %d gave up early (%llu ns)", i,
+		      (unsigned long long)a[i].waited_ns);
+	}
+	/* a deadline in the past still takes a free lock */
+	CHECK(pthread_rwlock_unlock(&l) == 0, "unlock");
+	struct timespec past = { 0, 0 };
+	CHECK(pthread_rwlock_timedwrlock(&l, &past) == 0, "timedwrlock with a past deadline on a free lock");
+	CHECK(pthread_rwlock_unlock(&l) == 0, "unlock");
+
+	/* held for reading: other readers get in, writers time out */
+	CHECK(pthread_rwlock_rdlock(&l) == 0, "rdlock");
+	CHECK(pthread_rwlock_rdlock(&l) == 0, "a second rdlock by the same reader");
+	CHECK(pthread_rwlock_trywrlock(&l) == EBUSY, "trywrlock on a read-held lock: EBUSY");
+	struct attempt r = { .lock = &l, .write = 0, .clock = CLOCK_REALTIME, .timeout_ns = 50000000 };
+	struct attempt w = { .lock = &l, .write = 1, .clock = CLOCK_MONOTONIC, .timeout_ns = 50000000 };
+	start_attempt(&t, &r);
+	pthread_join(t, NULL);
+	CHECK(r.result == 0, "timedrdlock on a read-held lock: %d", r.result);
+	start_attempt(&t, &w);
+	pthread_join(t, NULL);
+	CHECK(w.result == ETIMEDOUT, "timedwrlock on a read-held lock: %d", w.result);
+	CHECK(pthread_rwlock_unlock(&l) == 0, "unlock");
+	CHECK(pthread_rwlock_unlock(&l) == 0, "unlock");
+	CHECK(pthread_rwlock_destroy(&l) == 0, "destroy");
+
+	/* a blocked writer gets in once the readers leave */
+	CHECK(pthread_rwlock_init(&l, NULL) == 0, "init");
+	CHECK(pthread_rwlock_rdlock(&l) == 0, "rdlock");
+	struct attempt wb = { .lock = &l, .write = 1 };
+	start_attempt(&t, &wb);
+	usleep(20000);
+	CHECK(!atomic_load(&wb.done), "wrlock got in with a reader");
+	CHECK(pthread_rwlock_unlock(&l) == 0, "unlock");
+	CHECK(finishes_within(&wb, 5000) && wb.result == 0, "the writer never got in: %d", wb.result);
+	pthread_join(t, NULL);
+	CHECK(pthread_rwlock_destroy(&l) == 0, "destroy");
+}
+
+/* A reader holds; a writer waits; does another reader get past the writer? */
+static void check_preference(pthread_rwlock_t *l, int writer_preferring, const char *name)
+{
+	pthread_t tw, tr;
+	struct attempt w = { .lock = l, .write = 1 };
+
+	CHECK(pthread_rwlock_rdlock(l) == 0, "%s: rdlock", name);
+	start_attempt(&tw, &w);
+	usleep(20000); /* the writer is waiting by now */
+	int err = pthread_rwlock_tryrdlock(l);
+	if (writer_preferring) {
+		/* once the writer waits (it may be slow to start), readers stay out */
+		for (int i = 0; i < 5000 && err == 0; i++) {
+			pthread_rwlock_unlock(l);
+			usleep(1000);
+			err = pthread_rwlock_tryrdlock(l);
+		}
+		CHECK(err == EBUSY, "%s: tryrdlock past a waiting writer: %d (want EBUSY)", name, err);
+	} else {
+		CHECK(err == 0, "%s: tryrdlock past a waiting writer: %d (want 0)", name, err);
+		if (!err)
+			pthread_rwlock_unlock(l);
+	}
+	/* a reader that cannot wait long */
+	struct attempt r = { .lock = l, .write = 0, .clock = CLOCK_REALTIME, .timeout_ns = 30000000 };
+	start_attempt(&tr, &r);
+	pthread_join(tr, NULL);
+	CHECK(r.result == (writer_preferring ? ETIMEDOUT : 0), "%s: timedrdlock past a waiting writer: %d",
+	      name, r.result);
+	CHECK(!atomic_load(&w.done), "%s: the writer got in with a reader", name);
+	CHECK(pthread_rwlock_unlock(l) == 0, "%s: unlock", name);
+	CHECK(finishes_within(&w, 5000) && w.result == 0, "%s: the writer never got in", name);
+	pthread_join(tw, NULL);
+}
+
+/* Writer-preferring: readers queued behind a writer get in when the writer gives up. */
+static void check_writer_gives_up(void)
+{
+	pthread_rwlock_t l = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+	struct attempt w = { .lock = &l, .write = 1, .clock = CLOCK_MONOTONIC, .timeout_ns = 300000000 };
+	struct attempt r = { .lock = &l, .write = 0 };
+	pthread_t tw, tr;
+
+	CHECK(pthread_rwlock_rdlock(&l) == 0, "rdlock");
+	start_attempt(&tw, &w);
+	/* the writer waits once tryrdlock fails */
+	int err = 0;
+	for (int i = 0; i < 5000 && (err = pthread_rwlock_tryrdlock(&l)) == 0; i++) {
+		pthread_rwlock_unlock(&l);
+		usleep(100);
+	}
+	CHECK(err == EBUSY, "the writer never waited: %d", err);
+	start_attempt(&tr, &r); /* queued behind the writer */
+	usleep(20000);
+	/* the reader may be in only once the writer gave up */
+	int reader_in = atomic_load(&r.done), writer_out = atomic_load(&w.done);
+	CHECK(!reader_in || writer_out, "a reader got past a waiting writer (writer-preferring)");
+	pthread_join(tw, NULL);
+	CHECK(w.result == ETIMEDOUT, "the writer's timedwrlock: %d", w.result);
+	CHECK(finishes_within(&r, 5000) && r.result == 0,
+	      "the reader stayed blocked after the writer gave up: %d", r.result);
+	pthread_join(tr, NULL);
+	CHECK(pthread_rwlock_unlock(&l) == 0, "unlock");
+}
+
+int main(void)
+{
+	pthread_rwlockattr_t attr;
+	pthread_t t[NTHREADS];
+
+	pthread_rwlockattr_init(&attr);
+	pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NP);
+	if (pthread_rwlock_init(&lock_init, &attr)) {
+		fprintf(stderr, "rwlock_storm: pthread_rwlock_init failed\n");
+		return 2;
+	}
+	pthread_rwlockattr_destroy(&attr);
+
+	for (long i = 0; i < NTHREADS; i++)
+		if (pthread_create(&t[i], NULL, storm, (void *)i)) {
+			perror("pthread_create");
+			return 2;
+		}
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_join(t[i], NULL);
+	long ops = 0;
+	for (int i = 0; i < 3; i++) {
+		struct guarded *g = &locks[i];
+		CHECK(g->writes == atomic_load(&g->wr_done), "%s: %ld writes, %ld counted", g->name, g->writes,
+		      atomic_load(&g->wr_done));
+		CHECK(atomic_load(&g->readers_in) == 0 && atomic_load(&g->writers_in) == 0, "%s: not empty",
+		      g->name);
+		CHECK(pthread_rwlock_trywrlock(g->lock) == 0, "%s: not free after the storm", g->name);
+		pthread_rwlock_unlock(g->lock);
+		ops += g->wr_done + g->rd_done;
+	}
+	CHECK(ops > NTHREADS * ITERS / 2, "only %ld of %d attempts got the lock", ops, NTHREADS * ITERS);
+	printf("rwlock_storm: %d threads x %d operations on 3 locks: readers never met a writer, writes exact: %s\n",
+	       NTHREADS, ITERS, atomic_load(&failures) ? "FAIL" : "ok");
+
+	long before = atomic_load(&failures);
+	check_errors();
+	printf("rwlock_storm: EDEADLK, EBUSY, ETIMEDOUT, EINVAL: %s\n", atomic_load(&failures) > before ? "FAIL" : "ok");
+
+	before = atomic_load(&failures);
+	pthread_rwlock_t reader_pref = PTHREAD_RWLOCK_INITIALIZER;
+	pthread_rwlock_t writer_pref = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+	check_preference(&reader_pref, 0, "PTHREAD_RWLOCK_INITIALIZER");
+	check_preference(&writer_pref, 1, "WRITER_NONRECURSIVE_INITIALIZER_NP");
+	pthread_rwlockattr_init(&attr);
+	pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_t writer_pref2;
+	pthread_rwlock_init(&writer_pref2, &attr);
+	check_preference(&writer_pref2, 1, "init(PREFER_WRITER_NONRECURSIVE_NP)");
+	check_writer_gives_up();
+	printf("rwlock_storm: reader and writer preference: %s\n", atomic_load(&failures) > before ? "FAIL" : "ok");
+
+	printf("rwlock_storm: %s\n", atomic_load(&failures) ? "FAIL" : "PASS");
+	return atomic_load(&failures) ? 1 : 0;
+}
