@@ -626,6 +626,7 @@ int fx_rt_after_fork_child(void)
 	if (!self)
 		return 0;
 	c->in_rt = 1; /* the library's own close() and friends must not be posted */
+	fx_fork_gen++;
 	flexsc_forget(fx_rt_instance);
 	int err = flexsc_register(&fx_rt_instance, &rt_cfg);
 	c->q = NULL;
@@ -658,6 +659,21 @@ int fx_rt_after_fork_child(void)
 static void interrupted(int sig)
 {
 	(void)sig;
+}
+
+/*
+ * Registered at start, so it runs before the program's own atfork child
+ * handlers: they may unlock mutexes whose waiters the parent queued.
+ */
+static void atfork_child(void)
+{
+	int err = fx_rt_after_fork_child();
+
+	if (err) {
+		fprintf(stderr, "flexsc-run: the forked child cannot rebuild the runtime (%s)\n",
+			strerror(-err));
+		_exit(127);
+	}
 }
 
 static enum flexsc_engine engine_from_env(const char *s)
@@ -740,5 +756,6 @@ int fx_rt_start(void)
 	fx_main_uthread->home = c0;
 	c0->current = fx_main_uthread;
 	atomic_store(&fx_rt_live_uthreads, 1);
+	pthread_atfork(NULL, NULL, atfork_child);
 	return 0;
 }

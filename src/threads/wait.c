@@ -23,8 +23,11 @@
 #include "threads/rt.h"
 #include "threads/wait.h"
 
+unsigned fx_fork_gen;
+
 void fx_waiter_init(struct fx_waiter *w)
 {
+	w->fork_gen = fx_fork_gen;
 	w->next = NULL;
 	w->tnext = NULL;
 	w->u = fx_uthread_self();
@@ -143,12 +146,19 @@ int fx_waiter_sleep(struct fx_waiter *w, uint64_t deadline)
 	return atomic_load(&w->state) == FX_W_TIMEDOUT ? -ETIMEDOUT : 0;
 }
 
-/* Ends w (already unlinked by the caller). False if its deadline got there first. */
+/*
+ * Ends w (already unlinked by the caller). False if its deadline got there
+ * first, or if it is a waiter of the parent process that a fork copied
+ * into a list (its thread does not exist here): the caller then tries the
+ * next one, and nothing is handed to a thread that will never run.
+ */
 bool fx_waiter_wake(struct fx_waiter *w)
 {
 	int expect = FX_W_WAITING;
 	struct fx_uthread *u = w->u;
 
+	if (w->fork_gen != fx_fork_gen)
+		return false;
 	if (!atomic_compare_exchange_strong(&w->state, &expect, FX_W_WOKEN))
 		return false;
 	if (u) {

@@ -18,7 +18,11 @@ struct fx_waiter {
 	_Atomic int state;         /* FX_W_* */
 	_Atomic uint32_t futex;
 	uintptr_t data;            /* for the primitive: what the waiter wants (rwlock mode...) */
+	unsigned fork_gen;         /* fx_fork_gen when it started waiting */
 };
+
+/* Bumped in a fork child: waiters queued before belong to threads the child does not have. */
+extern unsigned fx_fork_gen;
 
 /* A FIFO wait list; its lock is the owner primitive's. */
 struct fx_wlist {
