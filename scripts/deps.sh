@@ -8,7 +8,7 @@ set -eu
 declare -A group=(
 	[build]="gcc make libc6-dev liburing-dev pkg-config"
 	[test]="clang libclang-rt-14-dev procps"
-	[bench]="python3 python3-matplotlib valgrind"
+	[bench]="python3 python3-matplotlib valgrind wrk"
 )
 
 check=0
