@@ -713,6 +713,8 @@ int fx_rt_start(void)
 	 * waitpid) from many threads at once: each holds a syscall thread.
 	 */
 	cfg.max_threads = 1024;
+	/* the most syscall entries a queue can have: each blocked thread holds one */
+	cfg.pages_per_queue = 64;
 	cfg.interrupt_signal = FX_SIG_INTERRUPT;
 	struct sigaction act = { .sa_handler = interrupted }; /* no SA_RESTART: that is the point */
 	sigemptyset(&act.sa_mask);
