@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# Unmodified pthread programs under flexsc-run behave as they do on NPTL.
+#
+# Every tests/threads/*.c is an ordinary, self-checking pthread program
+# with deterministic stdout (built with plain `cc -O2 -g -pthread`, knowing
+# nothing of flexsc, cached under $FLEXSC_BUILD/threads/). Each runs once
+# plainly, which must exit 0, and then under $FLEXSC_BUILD/flexsc-run in
+# these configurations:
+#   default  (no flag)
+#   cores0   --cores 0                      one carrier
+#   threads  --engine threads
+#   sync     --engine sync
+#   split    --cores 0 --syscall-cores 1 --engine threads   (2+ CPUs only)
+# each with a timeout, requiring the plain run's exit status and stdout.
+# One line per (program, configuration), then a summary.
+#
+# A program may carry directives in comment lines:
+#   // flexsc-test: args WORD...             more arguments (no quoting)
+#   // flexsc-test: skip-config NAME [why]   do not run that configuration
+#   // flexsc-test: shlib                    also build this source with
+#        -DFLEXSC_TEST_SHLIB -shared -fPIC into NAME.so, passed as argument 1
+#
+# Environment: FLEXSC_BUILD (set by tests/run.sh), CC (cc), and for
+# working on one program: FLEXSC_THREADS_ONLY (a glob of program names),
+# FLEXSC_THREADS_CONFIGS (names, space-separated), FLEXSC_THREADS_TIMEOUT
+# (seconds per run, default 120). The whole script stays within
+# FLEXSC_TEST_TIMEOUT (tests/run.sh's limit, default 300 s): once that is
+# nearly used up, the remaining runs are reported as not run, and fail.
+# Logs of every run: $FLEXSC_BUILD/threads/logs/PROGRAM.CONFIG.{out,err}.
+# Exit 0 pass, 1 fail, 77 skip.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${FLEXSC_BUILD:-}
+[ -n "$build" ] || { echo "skip: FLEXSC_BUILD is not set (run through tests/run.sh BUILD)"; exit 77; }
+run=$build/flexsc-run
+if [ ! -x "$run" ] || [ ! -f "$build/libflexsc-run.so" ]; then
+	echo "skip: $run or $build/libflexsc-run.so is missing (make builds them)"
+	exit 77
+fi
+cc=${CC:-cc}
+command -v "$cc" >/dev/null || { echo "skip: no C compiler ($cc)"; exit 77; }
+cflags=(-O2 -g -pthread)
+per_run=${FLEXSC_THREADS_TIMEOUT:-120}
+deadline=$(($(date +%s) + ${FLEXSC_TEST_TIMEOUT:-300} - 20))
+out=$build/threads
+logs=$out/logs
+mkdir -p "$logs"
+
+declare -A flags=(
+	[default]=""
+	[cores0]="--cores 0"
+	[threads]="--engine threads"
+	[sync]="--engine sync"
+	[split]="--cores 0 --syscall-cores 1 --engine threads"
+)
+configs=(default cores0 threads sync)
+if [ "$(nproc)" -ge 2 ]; then
+	configs+=(split)
+else
+	echo "note: one CPU: configuration split (--syscall-cores 1) not run"
+fi
+if [ -n "${FLEXSC_THREADS_CONFIGS:-}" ]; then
+	read -r -a configs <<<"$FLEXSC_THREADS_CONFIGS"
+	for c in "${configs[@]}"; do
+		[ -n "${flags[$c]+x}" ] || { echo "FAIL: unknown configuration '$c' in FLEXSC_THREADS_CONFIGS"; exit 1; }
+	done
+fi
+
+pass=0 fail=0 skip=0 failed=()
+
+line() { # STATUS PROGRAM CONFIG [DETAIL]
+	printf '%-4s %-20s %-8s %s\n' "$1" "$2" "$3" "${4:-}"
+}
+
+# Shows what went wrong in a run: its stdout against the plain one, its stderr.
+explain() { # LOGBASE PLAINBASE
+	if ! cmp -s "$1.out" "$2.out"; then
+		echo "     stdout differs from the plain run's (--- plain, +++ flexsc-run):"
+		diff -u "$2.out" "$1.out" | sed -n '3,$p' | head -n 20 | sed 's/^/       /'
+	fi
+	if [ -s "$1.err" ]; then
+		echo "     stderr (last lines):"
+		tail -n 10 "$1.err" | sed 's/^/       /'
+	fi
+}
+
+# Runs one program; sets rc. TIMEOUT LOGBASE COMMAND...
+run_one() {
+	local limit=$1 base=$2
+	shift 2
+	timeout -k 5 "$limit" "$@" </dev/null >"$base.out" 2>"$base.err"
+	rc=$?
+}
+
+# Seconds this run may take: the per-run timeout, or what is left of the budget.
+limit_now() {
+	local left=$((deadline - $(date +%s)))
+	[ "$left" -lt "$per_run" ] && echo "$left" || echo "$per_run"
+}
+
+shopt -s nullglob
+sources=("$root"/tests/threads/*.c)
+[ ${#sources[@]} -gt 0 ] || { echo "skip: no tests/threads/*.c"; exit 77; }
+
+for src in "${sources[@]}"; do
+	name=$(basename "$src" .c)
+	# shellcheck disable=SC2053
+	[[ -z "${FLEXSC_THREADS_ONLY:-}" || $name == ${FLEXSC_THREADS_ONLY} ]] || continue
+	bin=$out/$name
+	args=()
+	declare -A skipped=()
+	shlib=0
+	while IFS= read -r d; do
+		read -r -a w <<<"$d"
+		case ${w[0]:-} in
+		args) args+=("${w[@]:1}") ;;
+		skip-config) skipped[${w[1]:-}]="${w[*]:2}" ;;
+		shlib) shlib=1 ;;
+		*) line FAIL "$name" build "unknown directive '// flexsc-test: $d'"; fail=$((fail + 1)); failed+=("$name"); continue 2 ;;
+		esac
+	done < <(sed -n 's|^[[:space:]]*// flexsc-test:[[:space:]]*||p' "$src")
+
+	# build (cached: again only when the source or this script is newer)
+	if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ "$0" -nt "$bin" ]; then
+		if ! "$cc" "${cflags[@]}" -o "$bin" "$src" 2>"$logs/$name.build"; then
+			line FAIL "$name" build "does not compile:"
+			sed 's/^/       /' "$logs/$name.build" | head -n 20
+			rm -f "$bin"
+			fail=$((fail + 1)); failed+=("$name")
+			continue
+		fi
+	fi
+	if [ $shlib = 1 ]; then
+		if [ ! -f "$bin.so" ] || [ "$src" -nt "$bin.so" ] || [ "$0" -nt "$bin.so" ]; then
+			if ! "$cc" "${cflags[@]}" -DFLEXSC_TEST_SHLIB -shared -fPIC -o "$bin.so" "$src" \
+				2>"$logs/$name.build"; then
+				line FAIL "$name" build "the shared library does not compile:"
+				sed 's/^/       /' "$logs/$name.build" | head -n 20
+				fail=$((fail + 1)); failed+=("$name")
+				continue
+			fi
+		fi
+		args=("$bin.so" "${args[@]}")
+	fi
+
+	# the reference: plainly, on NPTL
+	plain=$logs/$name.plain
+	lim=$(limit_now)
+	if [ "$lim" -le 0 ]; then
+		line FAIL "$name" all "not run: the time budget (FLEXSC_TEST_TIMEOUT) is used up"
+		fail=$((fail + 1)); failed+=("$name")
+		continue
+	fi
+	run_one "$lim" "$plain" "$bin" "${args[@]}"
+	if [ $rc -ne 0 ]; then
+		line FAIL "$name" plain "exit $rc without flexsc-run: the program itself fails"
+		explain "$plain" "$plain"
+		fail=$((fail + 1)); failed+=("$name")
+		continue
+	fi
+	line ok "$name" plain
+
+	for cfg in "${configs[@]}"; do
+		if [ -n "${skipped[$cfg]+x}" ]; then
+			line SKIP "$name" "$cfg" "${skipped[$cfg]:-skip-config}"
+			skip=$((skip + 1))
+			continue
+		fi
+		base=$logs/$name.$cfg
+		lim=$(limit_now)
+		if [ "$lim" -le 0 ]; then
+			line FAIL "$name" "$cfg" "not run: the time budget (FLEXSC_TEST_TIMEOUT) is used up"
+			fail=$((fail + 1)); failed+=("$name/$cfg")
+			continue
+		fi
+		start=$(date +%s%N)
+		# shellcheck disable=SC2086
+		run_one "$lim" "$base" "$run" ${flags[$cfg]} -- "$bin" "${args[@]}"
+		ms=$((($(date +%s%N) - start) / 1000000))
+		took="$((ms / 1000)).$((ms % 1000 / 100))s"
+		if [ $rc -eq 0 ] && cmp -s "$base.out" "$plain.out"; then
+			line PASS "$name" "$cfg" "$took"
+			pass=$((pass + 1))
+			continue
+		fi
+		case $rc in
+		124|137) why="timed out after ${lim}s" ;;
+		0) why="exit 0 but" ;;
+		*) why="exit $rc"; [ $rc -gt 128 ] && why="$why (signal $((rc - 128)): $(kill -l $((rc - 128)) 2>/dev/null))" ;;
+		esac
+		cmp -s "$base.out" "$plain.out" || why="$why, stdout differs"
+		line FAIL "$name" "$cfg" "$why; flexsc-run ${flags[$cfg]:-(default)}"
+		explain "$base" "$plain"
+		fail=$((fail + 1)); failed+=("$name/$cfg")
+	done
+	unset skipped
+done
+
+echo "threads: $pass passed, $fail failed, $skip skipped (logs in $logs)"
+[ $fail -eq 0 ] || echo "failed: ${failed[*]}"
+[ $fail -eq 0 ]

@@ -1,0 +1,194 @@
+/*
+ * Detached threads, pthread_exit from main, pthread_once under contention.
+ *   - 32 threads race on one pthread_once whose routine blocks (usleep)
+ *     midway: it runs exactly once, and every caller returns only after it
+ *     finished;
+ *   - pthread_detach of a thread that already finished, and of a running one;
+ *   - main starts detached workers (attribute and pthread_detach) and a
+ *     joinable one nobody joins, then calls pthread_exit: the process lives
+ *     on until the last of them finishes, the last prints the summary, and
+ *     the process exits with status 0 running its atexit handler.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static pthread_t spawn(void *(*fn)(void *), void *arg, int detached)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+
+	pthread_attr_init(&attr);
+	if (detached)
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	int err = pthread_create(&t, &attr, fn, arg);
+	if (err) {
+		fprintf(stderr, "pthread_create: %s\n", strerror(err));
+		exit(1);
+	}
+	pthread_attr_destroy(&attr);
+	return t;
+}
+
+/* ---- pthread_once ---- */
+
+#define ONCE_THREADS 32
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static _Atomic int once_runs, once_finished, once_bad;
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t start_cond = PTHREAD_COND_INITIALIZER;
+static int started, go;
+
+static void init_routine(void)
+{
+	atomic_fetch_add(&once_runs, 1);
+	usleep(50000); /* blocks: the other callers must wait, not run it again */
+	atomic_store(&once_finished, 1);
+}
+
+static void *once_caller(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&start_lock);
+	started++;
+	pthread_cond_broadcast(&start_cond);
+	while (!go)
+		pthread_cond_wait(&start_cond, &start_lock);
+	pthread_mutex_unlock(&start_lock);
+	pthread_once(&once, init_routine);
+	if (!atomic_load(&once_finished))
+		atomic_store(&once_bad, 1); /* returned before the routine finished */
+	return NULL;
+}
+
+static int test_once(void)
+{
+	pthread_t t[ONCE_THREADS];
+
+	for (int i = 0; i < ONCE_THREADS; i++)
+		t[i] = spawn(once_caller, NULL, 0);
+	pthread_mutex_lock(&start_lock);
+	while (started < ONCE_THREADS)
+		pthread_cond_wait(&start_cond, &start_lock);
+	go = 1;
+	pthread_cond_broadcast(&start_cond);
+	pthread_mutex_unlock(&start_lock);
+	for (int i = 0; i < ONCE_THREADS; i++)
+		pthread_join(t[i], NULL);
+	pthread_once(&once, init_routine); /* done: returns at once */
+	int ok = atomic_load(&once_runs) == 1 && !atomic_load(&once_bad);
+	if (!ok)
+		fprintf(stderr, "pthread_once: routine ran %d times, early return %d\n",
+			atomic_load(&once_runs), atomic_load(&once_bad));
+	return ok;
+}
+
+/* ---- detach ---- */
+
+static void *quick(void *arg)
+{
+	return arg;
+}
+
+static _Atomic int gate;
+
+static void *gated(void *arg)
+{
+	while (!atomic_load(&gate))
+		usleep(1000);
+	return arg;
+}
+
+static int test_detach(void)
+{
+	pthread_t a = spawn(quick, NULL, 0), b = spawn(gated, NULL, 0);
+	int ok = 1;
+
+	usleep(20000); /* a has finished */
+	if (pthread_detach(a)) {
+		fprintf(stderr, "pthread_detach of a finished thread failed\n");
+		ok = 0;
+	}
+	if (pthread_detach(b)) {
+		fprintf(stderr, "pthread_detach of a running thread failed\n");
+		ok = 0;
+	}
+	atomic_store(&gate, 1);
+	return ok;
+}
+
+/* ---- main exits first ---- */
+
+#define WORKERS 24
+static _Atomic int remaining = WORKERS + 1; /* + the joinable one */
+static _Atomic long total;
+static pthread_t joinable;
+
+static void finish_one(long contribution)
+{
+	atomic_fetch_add(&total, contribution);
+	if (atomic_fetch_sub(&remaining, 1) == 1) {
+		/* the last one: everybody's work is in */
+		printf("detach_exit: the last thread sees all work done: %s\n",
+		       atomic_load(&total) == (long)WORKERS * (WORKERS + 1) / 2 * 1000 + 5 ? "ok"
+											: "FAIL");
+		fflush(stdout);
+	}
+}
+
+static void *worker(void *arg)
+{
+	long id = (long)(intptr_t)arg;
+
+	usleep((useconds_t)(1000 * (1 + id % 5)));
+	/* a detached thread can still lock, sleep and do I/O after main has gone */
+	struct timespec ts = { 0, 2000000 };
+	nanosleep(&ts, NULL);
+	finish_one((id + 1) * 1000);
+	return NULL;
+}
+
+static void *lingering(void *arg)
+{
+	(void)arg;
+	usleep(100000); /* outlives main by a good margin */
+	finish_one(5);
+	return NULL;
+}
+
+static void at_exit_handler(void)
+{
+	printf("detach_exit: atexit handler ran, %d threads unfinished\n", atomic_load(&remaining));
+}
+
+int main(void)
+{
+	int ok1 = test_once(), ok2 = test_detach();
+
+	printf("detach_exit: pthread_once under contention runs once, callers wait: %s\n",
+	       ok1 ? "ok" : "FAIL");
+	printf("detach_exit: pthread_detach of finished and running threads: %s\n", ok2 ? "ok" : "FAIL");
+	if (!ok1 || !ok2) {
+		printf("detach_exit: FAIL\n");
+		return 1;
+	}
+	atexit(at_exit_handler);
+	for (long i = 0; i < WORKERS; i++) {
+		if (i % 2) {
+			spawn(worker, (void *)(intptr_t)i, 1);
+		} else {
+			pthread_t t = spawn(worker, (void *)(intptr_t)i, 0);
+			pthread_detach(t);
+		}
+	}
+	joinable = spawn(lingering, NULL, 0);
+	printf("detach_exit: main calls pthread_exit\n");
+	fflush(stdout);
+	pthread_exit(NULL);
+}
