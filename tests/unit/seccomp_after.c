@@ -12,30 +12,7 @@
 
 static void child(const struct svar *v)
 {
-	struct flexsc_config cfg;
-	struct flexsc *fx;
-	struct flexsc_queue *q;
-	uint64_t oa[4] = { (uint64_t)AT_FDCWD, P(s_file), O_RDONLY, 0 };
-	bool ring = v->eng == FLEXSC_ENGINE_URING || v->eng == FLEXSC_ENGINE_AUTO;
-
-	s_config(v, &cfg);
-	t_open(v->eng, &fx, &q, &cfg);
-	CHECK_EQ(flexsc_engine_in_use(fx), v->eng);
-	int fd = open(s_file, O_RDONLY);
-	CHECK(fd >= 0);
-	int64_t r = flexsc_syscall(q, SYS_openat, 4, oa);
-	CHECK(r >= 0);
-	close((int)r);
-	if (ring)
-		CHECK_EQ(s_uring(q), 1); /* io_uring was in use before the filter */
-
-	s_install(S_PRCTL, SYS_openat, EPERM);
-	s_check_filtered(v->name, q, fd);
-	if (v->sqpoll) {
-		usleep(50 * 1000);
-		s_check_filtered(v->name, q, fd);
-	}
-	t_close(fx, q);
+	s_filter_after_register(v, S_PRCTL);
 }
 
 int main(void)

@@ -203,4 +203,37 @@ static inline int s_each_engine(const char *test, void (*fn)(const struct svar *
 	return failed;
 }
 
+/*
+ * A filter denying openat with EPERM installed after the instance exists
+ * (how: S_PRCTL caller only, S_TSYNC every thread): posted openat must fail
+ * like a direct one on every engine, and io_uring must stop running calls.
+ */
+static inline void s_filter_after_register(const struct svar *v, int how)
+{
+	struct flexsc_config cfg;
+	struct flexsc *fx;
+	struct flexsc_queue *q;
+	uint64_t oa[4] = { (uint64_t)AT_FDCWD, P(s_file), O_RDONLY, 0 };
+	bool ring = v->eng == FLEXSC_ENGINE_URING || v->eng == FLEXSC_ENGINE_AUTO;
+
+	s_config(v, &cfg);
+	t_open(v->eng, &fx, &q, &cfg);
+	CHECK_EQ(flexsc_engine_in_use(fx), v->eng);
+	int fd = open(s_file, O_RDONLY);
+	CHECK(fd >= 0);
+	int64_t r = flexsc_syscall(q, SYS_openat, 4, oa);
+	CHECK(r >= 0);
+	close((int)r);
+	if (ring)
+		CHECK_EQ(s_uring(q), 1); /* io_uring was in use before the filter */
+
+	s_install(how, SYS_openat, EPERM);
+	s_check_filtered(v->name, q, fd);
+	if (v->sqpoll) {
+		usleep(50 * 1000);
+		s_check_filtered(v->name, q, fd);
+	}
+	t_close(fx, q);
+}
+
 #endif
