@@ -30,7 +30,13 @@ void fx_waiter_init(struct fx_waiter *w)
 	w->fork_gen = fx_fork_gen;
 	w->next = NULL;
 	w->tnext = NULL;
-	w->u = fx_uthread_self();
+	/*
+	 * Inside the runtime (the scheduler, the library under it) nothing may
+	 * switch user threads: a lock taken there blocks the carrier in the
+	 * kernel, like any thread that is not a uthread.
+	 */
+	struct fx_carrier *c = fx_carrier_self();
+	w->u = c && !c->in_rt && !c->in_handler ? c->current : NULL;
 	w->carrier = NULL;
 	atomic_store_explicit(&w->state, FX_W_WAITING, memory_order_relaxed);
 	atomic_store_explicit(&w->futex, 0, memory_order_relaxed);

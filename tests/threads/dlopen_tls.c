@@ -10,7 +10,6 @@
  * distinct addresses among live threads.
  */
 // flexsc-test: shlib
-// flexsc-test: skip-config split (open bug: SIGSEGV with --engine threads on one carrier and syscall threads on CPU 1; see the issue notes)
 #define _GNU_SOURCE
 
 #ifdef FLEXSC_TEST_SHLIB
