@@ -7,7 +7,7 @@ set -eu
 
 declare -A group=(
 	[build]="gcc make libc6-dev liburing-dev pkg-config"
-	[test]="clang libclang-rt-14-dev procps"
+	[test]="clang libclang-rt-14-dev procps pigz stress-ng"
 	[bench]="python3 python3-matplotlib valgrind wrk"
 )
 
