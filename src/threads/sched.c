@@ -410,6 +410,12 @@ static void uthread_main(void *arg)
 
 	finish_switch();
 	fx_carrier_self()->in_rt = 0;
+	/* what glibc's start_thread does first: the thread's ctype tables (isalpha, printf %f) */
+	static void (*ctype_init)(void);
+	if (!ctype_init)
+		ctype_init = (void (*)(void))dlvsym(RTLD_DEFAULT, "__ctype_init", "GLIBC_PRIVATE");
+	if (ctype_init)
+		ctype_init();
 	fx_thread_finished(u->start(u->arg));
 }
 
