@@ -16,8 +16,10 @@
 # errors (any socket error or non-2xx response fails the run loudly), the
 # server's CPU time (/proc/PID/stat utime+stime around the measured run:
 # requests per server CPU-second), its kernel thread count and RSS mid-run,
-# how busy each CPU was (to see interference from other work), and for
-# flexsc the runtime's --stats counters.
+# how busy each CPU was (to see interference from other work), every 0.5 s
+# the accept backlog and whether the server's main thread (flexsc: carrier
+# 0) is blocked in a system call of its own (a synchronous fallback), and
+# for flexsc the runtime's --stats counters.
 #
 # --conns and --seconds override the connection counts and the measured
 # duration; --out NAME writes results/NAME.jsonl instead of http.jsonl.
@@ -28,8 +30,8 @@
 # gdb (results/http-hang-*.txt) while its server still runs, and its wrk
 # and server output are kept (results/http-fail-*). Each run records how
 # much CPU 0 time went to other work ("foreign_cpu0_s"); over 10% of the
-# duration marks it "noisy", and the summary uses the quiet runs when
-# there are any.
+# duration marks it "noisy", and the summary uses only quiet runs at a
+# connection count where every runtime has one.
 #
 # Needs wrk (Debian package wrk; scripts/deps.sh bench installs it) and 2 CPUs.
 # FLEXSC_BENCH_IDLE_WAIT: seconds to wait for other work to quiet down (default 120).
@@ -351,10 +353,11 @@ import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 runs = [r for r in rows if r.get("bench") == "http"]
 def pick(rt, n):
-    """the runs that passed; only the quiet ones when there are any"""
+    """the runs that passed; only the quiet ones when every runtime has one at n (fair: same conditions)"""
     v = [r for r in runs if r["runtime"] == rt and r["conns"] == n and r["ok"]]
-    quiet = [r for r in v if not r.get("noisy")]
-    return quiet or v
+    both = all(any(not r.get("noisy") for r in runs if r["runtime"] == x and r["conns"] == n and r["ok"])
+               for x in {r["runtime"] for r in runs if r["conns"] == n})
+    return [r for r in v if not r.get("noisy")] if both else v
 def med(rt, n, k):
     v = [r[k] for r in pick(rt, n) if r.get(k) is not None]
     return statistics.median(v) if v else None
@@ -362,8 +365,8 @@ rts = [rt for rt in ("nptl", "flexsc", "flexsc-sc1") if any(r["runtime"] == rt f
 conns = sorted({r["conns"] for r in runs})
 fmt = lambda v, f="{:.0f}": "-" if v is None else f.format(v)
 ratio = lambda a, b: None if a is None or not b else a / b
-print("medians over the runs that passed and that other work on CPU 0 did not disturb (all that passed if none);")
-print("runs: how many that is; ratios are flexsc / NPTL")
+print("medians over the runs that passed; only over the quiet ones (other work took under 10% of CPU 0)")
+print("where every runtime has one at that count; runs: how many; ratios are flexsc / NPTL")
 hdr = f'{"conns":>6} {"runtime":<11} {"runs":>4} {"req/s":>9} {"p50 us":>8} {"p99 us":>9} {"req/CPU-s":>10} {"threads":>8}   {"rps x":>6} {"p99 x":>6} {"eff x":>6}'
 print(hdr)
 goal = []
