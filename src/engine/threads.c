@@ -35,6 +35,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -255,6 +256,14 @@ static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct fx_pool *pool = w->pool;
+
+	/*
+	 * clone copied the creating thread's GS base; a runtime that keeps a
+	 * per-thread pointer there (FlexSC-Threads' carriers) must not see this
+	 * thread as one of its own.
+	 */
+	if (getauxval(AT_HWCAP2) & (1 << 1)) /* HWCAP2_FSGSBASE: else nobody can have set it */
+		__asm__ volatile("wrgsbase %0" : : "r"(0ul));
 
 	if (w->cpu >= 0) {
 		cpu_set_t set;
