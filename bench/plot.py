@@ -3,7 +3,7 @@
 
 usage: /usr/bin/python3 bench/plot.py RESULTS.jsonl|RESULTS-DIR
 
-With a directory, the newest *.jsonl in it is plotted. The PNGs go next to
+With a directory, the newest flexsc-bench *.jsonl in it is plotted. The PNGs go next to
 the input: fig9.png, fig10.png, wsc.png, ros.png, pollution.png and
 uring-overhead.png. Every number on a plot is read from the input; a
 benchmark missing from it is skipped with a note.
@@ -327,7 +327,7 @@ def plot_uring(rows, outdir):
     if not pts:
         print("plot.py: no uring-overhead rows; skipping uring-overhead.png")
         return
-    fig, ax = plt.subplots(figsize=(9, 5))
+    fig, ax = plt.subplots(figsize=(9, 6))
     groups = [f"{r['call']}\nbatch {r['batch']}" for r in pts]
     keys = [("ns_per_call", "flexsc uring engine", "uring"), ("raw_ns_per_call", "raw liburing", "raw"),
             ("raw_tuned_ns_per_call", "raw liburing, DEFER_TASKRUN + ring fd", "raw-tuned"),
@@ -348,7 +348,7 @@ def plot_uring(rows, outdir):
     ax.set_xticklabels(groups)
     ax.set_ylabel("ns per call")
     ax.set_title("io_uring engine against raw liburing (goal: at most x1.10 at batch 32)")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2)
     ax.grid(True, axis="y", alpha=0.3)
     save(fig, outdir, "uring-overhead.png", rows)
 
@@ -358,10 +358,12 @@ def main():
         sys.exit(__doc__)
     arg = sys.argv[1]
     if os.path.isdir(arg):
-        files = sorted(glob.glob(os.path.join(arg, "*.jsonl")), key=os.path.getmtime)
+        # the newest flexsc-bench run: other tools write JSON lines there too
+        files = sorted(glob.glob(os.path.join(arg, "*.jsonl")), key=os.path.getmtime, reverse=True)
+        files = [f for f in files if any(r.get("bench") == "machine" for r in load(f))]
         if not files:
-            sys.exit(f"plot.py: no *.jsonl in {arg}")
-        arg = files[-1]
+            sys.exit(f"plot.py: no flexsc-bench *.jsonl in {arg}")
+        arg = files[0]
     rows = load(arg)
     outdir = os.path.dirname(os.path.abspath(arg))
     print(f"plot.py: {len(rows)} rows from {arg}")

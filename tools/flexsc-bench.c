@@ -28,6 +28,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,10 +172,14 @@ static void __attribute__((noreturn)) usage(int status)
 	exit(status);
 }
 
-static void __attribute__((noreturn)) bad_usage(const char *fmt, const char *arg)
+static void __attribute__((noreturn, format(printf, 1, 2))) bad_usage(const char *fmt, ...)
 {
+	va_list ap;
+
 	fprintf(stderr, "flexsc-bench: ");
-	fprintf(stderr, fmt, arg);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 	fprintf(stderr, "\nusage: flexsc-bench [fig9|fig10|wsc|ros|pollution|uring-overhead|demo|all] "
 			"[--json] [--quick] [--reps N] [--insn-per-iter X]\n"
 			"try 'flexsc-bench --help'\n");
