@@ -140,10 +140,6 @@ static unsigned pop_submission(struct fx_tq *tq)
 
 static void maybe_grow(struct fx_pool *pool);
 
-struct chain_ctx {
-	struct fx_tq *tq;
-};
-
 static void report(struct fx_tq *tq, unsigned idx, int64_t ret)
 {
 	tq->entries[idx].ret = ret;

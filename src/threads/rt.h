@@ -40,7 +40,6 @@ struct fx_uthread {
 	struct fx_carrier *home;    /* the carrier it last ran on */
 	struct fx_uthread *next;    /* run queue or wait list link */
 	int64_t sysret;             /* result of its exception-less call */
-	int wake_reason;            /* set by whoever wakes it from FX_U_BLOCKED */
 
 	void *(*start)(void *);
 	void *arg;
@@ -59,8 +58,6 @@ struct fx_uthread {
 	_Atomic int join_lock;
 
 	/* per-thread state the runtime keeps for the program */
-	void *specific[32];         /* keys 0..31 inline, like NPTL's first block */
-	void **specific_more;       /* keys 32..FX_KEYS_MAX-1, allocated on first use */
 	uint64_t sigmask;           /* its signal mask (kernel sigset); carriers take it when they run it */
 	_Atomic uint64_t sigpending; /* sent by pthread_kill, raised when it next runs unblocked */
 	int cancel_disabled;        /* PTHREAD_CANCEL_DISABLE */
@@ -72,7 +69,6 @@ struct fx_uthread {
 	struct fx_uthread *cancel_next; /* on its carrier's cancel inbox */
 	char name[16];
 	int id;
-	struct fx_uthread *all_next, *all_prev; /* every live uthread, for fork and stats */
 };
 
 struct fx_carrier {
