@@ -32,7 +32,7 @@ __attribute__((constructor(101))) static void preload_start(void)
 __attribute__((destructor)) static void preload_stats(void)
 {
 	const char *want = getenv("FLEXSC_STATS");
-	uint64_t switches = 0, syscalls = 0, sleeps = 0, steals = 0;
+	uint64_t switches = 0, syscalls = 0, sleeps = 0, steals = 0, overflowed = 0;
 	uint64_t by_nr[512] = { 0 };
 
 	if (!fx_rt_active || !want || !*want)
@@ -45,15 +45,16 @@ __attribute__((destructor)) static void preload_stats(void)
 		syscalls += c->syscalls;
 		sleeps += c->idle_sleeps;
 		steals += c->steals;
+		overflowed += c->overflowed;
 		for (unsigned n = 0; n < 512; n++)
 			by_nr[n] += c->by_nr[n];
 	}
 	fprintf(stderr, "flexsc-run: %u carriers, engine %s\n", fx_ncarriers,
 		flexsc_engine_name(flexsc_engine_in_use(fx_rt_instance)));
 	fprintf(stderr, "flexsc-run: %llu exception-less calls, %llu user-level switches, "
-			"%llu idle sleeps, %llu steals\n",
+			"%llu idle sleeps, %llu steals, %llu calls on overflow threads\n",
 		(unsigned long long)syscalls, (unsigned long long)switches,
-		(unsigned long long)sleeps, (unsigned long long)steals);
+		(unsigned long long)sleeps, (unsigned long long)steals, (unsigned long long)overflowed);
 	for (unsigned n = 0; n < 512; n++) {
 		struct flexsc_sysinfo si;
 		if (by_nr[n] && flexsc_sysinfo(fx_rt_instance, n, &si) == 0)

@@ -21,6 +21,7 @@ enum fx_ustate {
 	FX_U_RUNNING,      /* some carrier's current */
 	FX_U_BLOCKED,      /* parked on a wait list (mutex, condition, join, sleep...) */
 	FX_U_SYSCALL,      /* parked until its exception-less call completes */
+	FX_U_OVERFLOW,     /* parked until an overflow thread has run its call (overflow.c) */
 	FX_U_EXITED,       /* finished; waits to be joined or freed */
 };
 
@@ -67,6 +68,9 @@ struct fx_uthread {
 	_Atomic int cancel_lock;    /* guards cancel_waiter against fx_interrupt */
 	flexsc_call_t pending_call; /* its exception-less call in flight (FX_U_SYSCALL) */
 	struct fx_uthread *cancel_next; /* on its carrier's cancel inbox */
+	long overflow_nr;           /* its call, handed to an overflow thread (FX_U_OVERFLOW) */
+	uint64_t overflow_args[FLEXSC_MAX_ARGS];
+	_Atomic int overflow_tid;   /* the overflow thread running that call, or 0 */
 	char name[16];
 	int id;
 };
@@ -97,7 +101,7 @@ struct fx_carrier {
 	unsigned inflight;          /* exception-less calls posted and not reaped */
 
 	/* counters for --stats */
-	uint64_t switches, syscalls, idle_sleeps, steals;
+	uint64_t switches, syscalls, idle_sleeps, steals, overflowed;
 	uint64_t by_nr[512];
 };
 

@@ -51,6 +51,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "threads/overflow.h"
 #include "threads/rt.h"
 #include "threads/wait.h"
 
@@ -318,6 +319,8 @@ void fx_interrupt(struct fx_uthread *u)
 	fx_spin_unlock(&u->cancel_lock);
 	if (won)
 		fx_wake(u);
+	if (atomic_load(&u->state) == FX_U_OVERFLOW)
+		fx_overflow_interrupt(u);
 	if (atomic_load(&u->state) == FX_U_SYSCALL && u->home) {
 		struct fx_carrier *c = u->home;
 		u->cancel_next = atomic_load(&c->cancel_inbox);
@@ -497,22 +500,30 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 			reap(c);
 			err = flexsc_post(c->q, nr, nargs, args, self, &call);
 		}
-		if (err) {
-			c->in_rt = 0;
-			return fx_raw_syscall6(nr, (long)args[0], (long)args[1], (long)args[2],
-					       (long)args[3], (long)args[4], (long)args[5]);
-		}
 		c->syscalls++;
 		c->by_nr[nr & 511]++;
-		if (flexsc_poll(c->q, call, &r) == 0) {
-			/* a call that had to run here, at once */
-			c->in_rt = 0;
-			return r;
+		if (err == -EAGAIN) {
+			/* every entry holds a blocked call: this one must not block the carrier */
+			atomic_store_explicit(&self->state, FX_U_OVERFLOW, memory_order_relaxed);
+			err = fx_overflow_submit(self, nr, args);
+			if (err)
+				atomic_store_explicit(&self->state, FX_U_RUNNING, memory_order_relaxed);
+			else
+				c->overflowed++;
+		} else if (!err) {
+			if (flexsc_poll(c->q, call, &r) == 0) {
+				/* a call that had to run here, at once */
+				c->in_rt = 0;
+				return r;
+			}
+			c->inflight++;
+			self->pending_call = call;
+			atomic_store_explicit(&self->state, FX_U_SYSCALL, memory_order_relaxed);
 		}
-		c->inflight++;
-		self->pending_call = call;
-		atomic_store_explicit(&self->state, FX_U_SYSCALL, memory_order_relaxed);
 		c->in_rt = 0;
+		if (err)
+			return fx_raw_syscall6(nr, (long)args[0], (long)args[1], (long)args[2],
+					       (long)args[3], (long)args[4], (long)args[5]);
 		if (fx_cancel_pending(self))
 			fx_interrupt(self); /* cancelled before it slept: the inbox is served before it can */
 		fx_block();
@@ -633,6 +644,7 @@ int fx_rt_after_fork_child(void)
 		return 0;
 	c->in_rt = 1; /* the library's own close() and friends must not be posted */
 	fx_fork_gen++;
+	fx_overflow_after_fork_child();
 	flexsc_forget(fx_rt_instance);
 	int err = flexsc_register(&fx_rt_instance, &rt_cfg);
 	c->q = NULL;
@@ -716,9 +728,12 @@ int fx_rt_start(void)
 	flexsc_config_init(&cfg);
 	/*
 	 * Programs block in calls io_uring has no opcode for (poll, epoll_wait,
-	 * waitpid) from many threads at once: each holds a syscall thread.
+	 * waitpid) from many threads at once, and under --engine threads in
+	 * every call: each holds a syscall thread, as it would hold its own
+	 * kernel thread on NPTL. A cap below the program's blocked threads
+	 * would leave calls queued behind them for good.
 	 */
-	cfg.max_threads = 1024;
+	cfg.max_threads = 16384;
 	/* the most syscall entries a queue can have: each blocked thread holds one */
 	cfg.pages_per_queue = 64;
 	cfg.interrupt_signal = FX_SIG_INTERRUPT;

@@ -9,10 +9,6 @@
  * 64 KiB, so memory stays bounded.
  */
 // flexsc-test: skip-config sync (threads blocked in read() outnumber the carriers: the sync engine blocks them)
-// flexsc-test: skip-config default (open limit: 10,000 blocked reads exceed the 4,096 syscall entries of a carrier; the excess block carriers)
-// flexsc-test: skip-config cores0 (open limit: 10,000 blocked reads exceed the 4,096 syscall entries of a carrier)
-// flexsc-test: skip-config threads (open limit: 10,000 blocked reads exceed the syscall entries, as above)
-// flexsc-test: skip-config split (open limit: 10,000 blocked reads exceed the syscall entries)
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
