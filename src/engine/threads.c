@@ -139,6 +139,7 @@ static unsigned pop_submission(struct fx_tq *tq)
 }
 
 static void maybe_grow(struct fx_pool *pool);
+static bool any_work(struct fx_pool *pool);
 
 static void report(struct fx_tq *tq, unsigned idx, int64_t ret)
 {
@@ -167,8 +168,19 @@ static unsigned execute(struct worker *w, struct fx_tq *tq, unsigned idx)
 	struct fx_pool *pool = w->pool;
 	uint32_t busy = atomic_fetch_add(&pool->busy, 1) + 1;
 	unsigned next;
+	/*
+	 * The last free thread grows the pool when work waits on any queue,
+	 * not only on tq: the owner of another queue may have read busy in
+	 * fx_threads_unstick before this thread counted itself, and gone to
+	 * sleep, and then nobody starts a thread for its calls. seq_cst:
+	 * pairs with the fence in fx_threads_commit (the owner publishes its
+	 * calls, fences, then reads busy).
+	 */
+	bool full = busy >= atomic_load(&pool->nthreads);
 
-	if (busy >= atomic_load(&pool->nthreads) && tq_has_work(tq)) {
+	if (full)
+		atomic_thread_fence(memory_order_seq_cst);
+	if (full && any_work(pool)) {
 		maybe_grow(pool);
 	} else if (atomic_load(&pool->sleepers) && tq_has_work(tq)) {
 		/*

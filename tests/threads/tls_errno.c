@@ -12,8 +12,6 @@
  * Deterministic output; exit 0 when every check held.
  */
 // flexsc-test: skip-config sync (partners block in read() on each other: the sync engine blocks their carriers)
-// flexsc-test: skip-config threads (open bug: hangs in about one run in three under --engine threads; see the issue notes)
-// flexsc-test: skip-config split (open bug: the --engine threads hang above, seen here too)
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
