@@ -31,8 +31,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "preload/real.h"
 #include "preload/cancel.h"
+#include "preload/real.h"
+#include "threads/signals.h"
 #include "threads/wait.h"
 
 #define A(x) ((uint64_t)(uintptr_t)(x))
@@ -458,8 +459,10 @@ FX_PUBLIC int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout
 
 /* ---- sleeping: a timer in the scheduler, no system call at all ---- */
 
-static int sleep_for(clockid_t clock, int flags, const struct timespec *req)
+/* Sleeps until the time req names; EINTR (and the time left in *rem) when a handler ran. */
+static int sleep_for(clockid_t clock, int flags, const struct timespec *req, struct timespec *rem)
 {
+	struct fx_uthread *u = fx_uthread_self();
 	uint64_t deadline;
 
 	if (!req || req->tv_nsec < 0 || req->tv_nsec >= 1000000000L || req->tv_sec < 0)
@@ -471,9 +474,17 @@ static int sleep_for(clockid_t clock, int flags, const struct timespec *req)
 		deadline = fx_now_ns() + (uint64_t)req->tv_sec * 1000000000u + (uint64_t)req->tv_nsec;
 	}
 	fx_testcancel();
-	fx_sleep_until(deadline);
+	u->handled = 0;
+	fx_sig_interruptible_sleep(deadline);
 	fx_testcancel();
-	return 0;
+	if (!u->handled)
+		return 0;
+	if (rem && !(flags & TIMER_ABSTIME)) {
+		uint64_t now = fx_now_ns(), left = deadline > now ? deadline - now : 0;
+		rem->tv_sec = (time_t)(left / 1000000000u);
+		rem->tv_nsec = (long)(left % 1000000000u);
+	}
+	return EINTR;
 }
 
 static bool on_uthread(void)
@@ -487,7 +498,7 @@ FX_PUBLIC int clock_nanosleep(clockid_t clock, int flags, const struct timespec 
 {
 	if (!on_uthread() || (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC))
 		return REAL(clock_nanosleep)(clock, flags, req, rem);
-	int err = sleep_for(clock, flags, req);
+	int err = sleep_for(clock, flags, req, rem);
 	if (!err && rem && !(flags & TIMER_ABSTIME))
 		rem->tv_sec = rem->tv_nsec = 0;
 	return err;
@@ -516,10 +527,11 @@ FX_PUBLIC int usleep(useconds_t us)
 
 FX_PUBLIC unsigned sleep(unsigned s)
 {
-	struct timespec ts = { s, 0 };
+	struct timespec ts = { s, 0 }, rem = { 0, 0 };
 
 	if (!on_uthread())
 		return REAL(sleep)(s);
-	nanosleep(&ts, NULL);
-	return 0;
+	if (nanosleep(&ts, &rem) == 0)
+		return 0;
+	return (unsigned)rem.tv_sec + (rem.tv_nsec > 0); /* interrupted: the seconds left, rounded up */
 }

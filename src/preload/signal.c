@@ -16,23 +16,28 @@
  * could leave the interrupted thread's libc locks held by a thread that
  * does not run.
  *
- * Not emulated (docs/threads.md): a signal does not interrupt a uthread's
- * exception-less call in flight, so blocking calls behave as with
- * SA_RESTART; process-directed signals are handled by whichever carrier
- * the kernel picks, on the uthread it is running (or its scheduler).
+ * Process-directed signals, sigwait and interrupted calls: src/threads/signals.c.
+ * Handlers record on the uthread whether one without SA_RESTART ran, which
+ * decides whether its interrupted call fails with EINTR or starts again.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "preload/cancel.h"
 #include "preload/real.h"
+#include "threads/signals.h"
+#include "threads/wait.h"
 
 #define SIG_BIT(sig) (1ull << ((sig) - 1))
 /* glibc's SIGCANCEL and SIGSETXID: never blocked, as glibc ensures */
 #define INTERNAL_SIGS (SIG_BIT(32) | SIG_BIT(33))
+/* the runtime's: blocking them would lose pokes and interrupts */
+#define RUNTIME_SIGS (SIG_BIT(FX_SIG_POKE) | SIG_BIT(FX_SIG_INTERRUPT))
 #define UNBLOCKABLE (SIG_BIT(SIGKILL) | SIG_BIT(SIGSTOP))
 
 static uint64_t to_bits(const sigset_t *set)
@@ -58,7 +63,7 @@ FX_PUBLIC int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 		return REAL(pthread_sigmask)(how, set, old);
 	uint64_t cur = u->sigmask, next = cur;
 	if (set) {
-		uint64_t bits = to_bits(set) & ~(INTERNAL_SIGS | UNBLOCKABLE);
+		uint64_t bits = to_bits(set) & ~(INTERNAL_SIGS | RUNTIME_SIGS | UNBLOCKABLE);
 		switch (how) {
 		case SIG_BLOCK: next = cur | bits; break;
 		case SIG_UNBLOCK: next = cur & ~bits; break;
@@ -72,6 +77,8 @@ FX_PUBLIC int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 		u->sigmask = next;
 		c->kmask = next;
 		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&next, 0, 8, 0, 0);
+		if (cur & ~next)
+			fx_sig_mask_changed(u);
 		fx_raise_pending();
 	}
 	return 0;
@@ -103,15 +110,114 @@ FX_PUBLIC int pthread_kill(pthread_t thread, int sig)
 		return ESRCH;
 	if (sig == 0)
 		return 0;
-	if (u != fx_uthread_self() && atomic_load(&u->state) == FX_U_RUNNING && u->home) {
-		/* running now: its carrier's thread takes it (if u switches away first, whoever runs there) */
-		fx_raw_syscall6(SYS_tgkill, getpid(), u->home->tid, sig, 0, 0, 0);
-		return 0;
-	}
-	atomic_fetch_or(&u->sigpending, SIG_BIT(sig));
+	if (sig == 32 || sig == 33 || sig == FX_SIG_POKE || sig == FX_SIG_INTERRUPT)
+		return EINVAL; /* glibc's own, and the runtime's */
+	fx_sig_send(u, sig);
 	if (u == fx_uthread_self())
 		fx_raise_pending();
-	return 0; /* otherwise raised when it next runs */
+	return 0;
+}
+
+/* ---- waiting for signals: a uthread waits, its carrier runs others ---- */
+
+static bool on_uthread(void)
+{
+	struct fx_carrier *c = fx_rt_active ? fx_carrier_self() : NULL;
+
+	return c && c->current && !c->in_rt && !c->in_handler;
+}
+
+/* sigtimedwait's core: the signal, or -1 with errno (EAGAIN at the timeout, EINVAL). */
+static int wait_for(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
+{
+	siginfo_t mine;
+	uint64_t deadline = UINT64_MAX;
+
+	if (!set) {
+		errno = EFAULT;
+		return -1;
+	}
+	if (timeout) {
+		if (timeout->tv_sec < 0 || timeout->tv_nsec < 0 || timeout->tv_nsec >= 1000000000L) {
+			errno = EINVAL;
+			return -1;
+		}
+		deadline = fx_now_ns() + (uint64_t)timeout->tv_sec * 1000000000u + (uint64_t)timeout->tv_nsec;
+	}
+	fx_testcancel();
+	int r = fx_sig_wait(to_bits(set), info ? info : &mine, deadline);
+	fx_testcancel();
+	if (r < 0) {
+		errno = -r;
+		return -1;
+	}
+	return r;
+}
+
+FX_PUBLIC int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
+{
+	if (!on_uthread())
+		return REAL(sigtimedwait)(set, info, timeout);
+	return wait_for(set, info, timeout);
+}
+
+FX_PUBLIC int sigwaitinfo(const sigset_t *set, siginfo_t *info)
+{
+	if (!on_uthread())
+		return REAL(sigwaitinfo)(set, info);
+	return wait_for(set, info, NULL);
+}
+
+FX_PUBLIC int sigwait(const sigset_t *set, int *sig)
+{
+	if (!on_uthread())
+		return REAL(sigwait)(set, sig);
+	int r = wait_for(set, NULL, NULL);
+	if (r < 0)
+		return errno;
+	*sig = r;
+	return 0;
+}
+
+/* Waits with mask in place until a handler has run; then the old mask again. */
+FX_PUBLIC int sigsuspend(const sigset_t *mask)
+{
+	if (!on_uthread())
+		return REAL(sigsuspend)(mask);
+	struct fx_uthread *u = fx_uthread_self();
+	sigset_t old;
+
+	u->handled = 0;
+	pthread_sigmask(SIG_SETMASK, mask, &old);
+	while (!u->handled) {
+		fx_sig_interruptible_sleep(UINT64_MAX);
+		fx_testcancel();
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = EINTR;
+	return -1;
+}
+
+FX_PUBLIC int pause(void)
+{
+	sigset_t now;
+
+	if (!on_uthread())
+		return REAL(pause)();
+	pthread_sigmask(SIG_SETMASK, NULL, &now);
+	return sigsuspend(&now);
+}
+
+FX_PUBLIC int sigpending(sigset_t *set)
+{
+	struct fx_uthread *u = fx_rt_active ? fx_uthread_self() : NULL;
+
+	int r = REAL(sigpending)(set);
+	if (r || !u)
+		return r;
+	uint64_t bits = to_bits(set) | (fx_sig_pending(u) & u->sigmask);
+	memcpy(set, &bits, sizeof(bits));
+	return 0;
 }
 
 int fx_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
@@ -129,8 +235,14 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
 	struct sigaction *a = &user_actions[sig];
 	int saved = errno;
 
-	if (c)
+	if (c) {
 		c->in_handler++;
+		/* what an exception-less call this interrupted does next: EINTR or restart */
+		if (c->current) {
+			int h = (a->sa_flags & SA_RESTART) ? 1 : 2;
+			c->current->handled = h > c->current->handled ? h : c->current->handled;
+		}
+	}
 	errno = saved;
 	if (a->sa_flags & SA_SIGINFO)
 		a->sa_sigaction(sig, info, uctx);

@@ -68,6 +68,11 @@ struct fx_uthread {
 	_Atomic int cancel_lock;    /* guards cancel_waiter against fx_interrupt */
 	flexsc_call_t pending_call; /* its exception-less call in flight (FX_U_SYSCALL) */
 	struct fx_uthread *cancel_next; /* on its carrier's cancel inbox */
+	struct fx_waiter *intr_waiter; /* an interruptible wait a signal ends (sleep, sigsuspend); under cancel_lock */
+	uint64_t sigwait_set;       /* in sigwait: the signals it takes (signals.c) */
+	siginfo_t sigwait_info;     /* the one it took */
+	int handled;                /* since its call began: 1 a handler with SA_RESTART ran, 2 one without */
+	struct fx_uthread *reg_prev, *reg_next; /* live uthreads, for process-directed signals */
 	long overflow_nr;           /* its call, handed to an overflow thread (FX_U_OVERFLOW) */
 	uint64_t overflow_args[FLEXSC_MAX_ARGS];
 	_Atomic int overflow_tid;   /* the overflow thread running that call, or 0 */
@@ -109,6 +114,8 @@ enum { FX_C_AWAKE = 0, FX_C_IN_FLEXSC = 1, FX_C_IN_FUTEX = 2 };
 
 /* Reserved by the runtime to interrupt a blocked call of a cancelled thread (docs/threads.md). */
 #define FX_SIG_INTERRUPT 63
+/* Reserved: makes a running uthread take the signals pending for it (SA_RESTART: cuts no call short). */
+#define FX_SIG_POKE 62
 
 /* libc's sigaction, whatever the preload interposes (src/preload/signal.c) */
 int fx_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
@@ -145,6 +152,7 @@ void fx_block(void);
 void fx_uthread_start(struct fx_uthread *u);
 void fx_yield(void);
 void fx_interrupt(struct fx_uthread *u);
+void fx_interrupt_call(struct fx_uthread *u);
 void fx_raise_pending(void);
 bool fx_cancel_pending(const struct fx_uthread *u);
 void fx_wake(struct fx_uthread *u);
@@ -152,6 +160,7 @@ void fx_uthread_exit(void *result) __attribute__((noreturn));
 /* The preload's end of a thread: key and TLS destructors, then fx_uthread_exit. */
 void fx_thread_finished(void *result) __attribute__((noreturn));
 long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *args);
+bool fx_never_restarted(long nr, const uint64_t *args);
 struct fx_uthread *fx_uthread_self(void);
 extern _Atomic int fx_rt_live_uthreads;
 

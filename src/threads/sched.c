@@ -53,6 +53,7 @@
 
 #include "threads/overflow.h"
 #include "threads/rt.h"
+#include "threads/signals.h"
 #include "threads/wait.h"
 
 #ifndef HWCAP2_FSGSBASE
@@ -319,6 +320,12 @@ void fx_interrupt(struct fx_uthread *u)
 	fx_spin_unlock(&u->cancel_lock);
 	if (won)
 		fx_wake(u);
+	fx_interrupt_call(u);
+}
+
+/* Makes u's exception-less call in flight, if any, come back early (-ECANCELED or -EINTR). */
+void fx_interrupt_call(struct fx_uthread *u)
+{
 	if (atomic_load(&u->state) == FX_U_OVERFLOW)
 		fx_overflow_interrupt(u);
 	if (atomic_load(&u->state) == FX_U_SYSCALL && u->home) {
@@ -328,8 +335,13 @@ void fx_interrupt(struct fx_uthread *u)
 			;
 		if (c != fx_carrier_self()) {
 			kick(c);
-			/* with the sync engine the carrier itself may be blocked in the call */
-			fx_raw_syscall6(SYS_tgkill, getpid(), c->tid, FX_SIG_INTERRUPT, 0, 0, 0);
+			/*
+			 * With the sync engine the carrier itself may be blocked in
+			 * the call. Not otherwise: the signal would cut short whatever
+			 * system call the carrier makes for another uthread.
+			 */
+			if (flexsc_engine_in_use(fx_rt_instance) == FLEXSC_ENGINE_SYNC)
+				fx_raw_syscall6(SYS_tgkill, getpid(), c->tid, FX_SIG_INTERRUPT, 0, 0, 0);
 		}
 	}
 }
@@ -374,6 +386,12 @@ static void idle_sleep(struct fx_carrier *c)
 		relp = &rel;
 	}
 	c->idle_sleeps++;
+	uint64_t idle_mask = fx_sig_idle_mask();
+	if (c->kmask != idle_mask) {
+		/* signals go to a carrier running a uthread that takes them, or the signal thread */
+		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&idle_mask, 0, 8, 0, 0);
+		c->kmask = idle_mask;
+	}
 	if (c->inflight || flexsc_flush(c->q) > 0) {
 		/* seq_cst: pairs with the fence in kick */
 		atomic_store(&c->sleeping, FX_C_IN_FLEXSC);
@@ -431,6 +449,7 @@ void fx_uthread_exit(void *result)
 	if (atomic_fetch_sub(&fx_rt_live_uthreads, 1) == 1)
 		exit(0); /* the last thread of the process is gone: as NPTL does */
 	c->in_rt = 1;
+	fx_sig_unregister(self);
 	fx_spin_lock(&self->join_lock);
 	atomic_store(&self->state, FX_U_EXITED);
 	struct fx_uthread *joiner = self->joiner;
@@ -472,6 +491,7 @@ void fx_uthread_start(struct fx_uthread *u)
 			best = c;
 	}
 	u->home = best;
+	fx_sig_register(u);
 	fx_wake(u);
 }
 
@@ -493,6 +513,7 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 	flexsc_call_t call;
 	int64_t r;
 
+	self->handled = 0;
 	for (;;) {
 		c->in_rt = 1;
 		int err = flexsc_post(c->q, nr, nargs, args, self, &call);
@@ -527,13 +548,17 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 		if (fx_cancel_pending(self))
 			fx_interrupt(self); /* cancelled before it slept: the inbox is served before it can */
 		fx_block();
+		r = self->sysret;
+		if ((r != -EINTR && r != -ECANCELED) || fx_cancel_pending(self))
+			return r;
 		/*
-		 * -EINTR without a cancellation: the runtime's interrupt signal
-		 * (or a program signal on a carrier blocked in a synchronous
-		 * call) cut it short; calls restart, as with SA_RESTART.
+		 * Cut short by a signal for this uthread (its handler ran when it
+		 * resumed) or by the runtime's own interrupt: as the kernel does,
+		 * the call fails with EINTR after a handler without SA_RESTART, or
+		 * for calls never restarted; else it starts again.
 		 */
-		if (self->sysret != -EINTR || fx_cancel_pending(self))
-			return self->sysret;
+		if (self->handled == 2 || (self->handled && fx_never_restarted(nr, args)))
+			return -EINTR;
 		c = fx_carrier_self();
 	}
 }
@@ -670,6 +695,9 @@ int fx_rt_after_fork_child(void)
 	fx_uthread_set_tid(self, c->tid);
 	atomic_store(&carriers_started, 0);
 	atomic_store(&fx_rt_live_uthreads, 1);
+	fx_sig_after_fork_child(self);
+	if (!err)
+		err = fx_sig_start();
 	return err;
 }
 
@@ -677,6 +705,36 @@ int fx_rt_after_fork_child(void)
 static void interrupted(int sig)
 {
 	(void)sig;
+}
+
+/* A signal is pending for the uthread running here: its handler runs now, unless in the runtime. */
+static void poked(int sig)
+{
+	struct fx_carrier *c = fx_carrier_self();
+
+	(void)sig;
+	if (c && c->current && !c->in_rt && !c->in_handler)
+		fx_raise_pending();
+}
+
+/*
+ * Calls the kernel fails with EINTR after any handler, SA_RESTART or not
+ * (signal(7)): waits for events, sleeps, and socket calls on a descriptor
+ * with a receive or send timeout.
+ */
+bool fx_never_restarted(long nr, const uint64_t *args)
+{
+	switch (nr) {
+	case SYS_poll: case SYS_ppoll: case SYS_select: case SYS_pselect6:
+	case SYS_epoll_wait: case SYS_epoll_pwait: case SYS_epoll_pwait2:
+	case SYS_nanosleep: case SYS_clock_nanosleep:
+		return true;
+	case SYS_read: case SYS_readv: case SYS_recvfrom: case SYS_recvmsg:
+	case SYS_write: case SYS_writev: case SYS_sendto: case SYS_sendmsg:
+	case SYS_accept: case SYS_accept4: case SYS_connect:
+		return fx_fd_timed((int)args[0]);
+	}
+	return false;
 }
 
 /*
@@ -740,6 +798,9 @@ int fx_rt_start(void)
 	struct sigaction act = { .sa_handler = interrupted }; /* no SA_RESTART: that is the point */
 	sigemptyset(&act.sa_mask);
 	fx_real_sigaction(FX_SIG_INTERRUPT, &act, NULL);
+	struct sigaction poke = { .sa_handler = poked, .sa_flags = SA_RESTART };
+	sigemptyset(&poke.sa_mask);
+	fx_real_sigaction(FX_SIG_POKE, &poke, NULL);
 	cfg.engine = engine_from_env(getenv("FLEXSC_ENGINE"));
 	if ((int)cfg.engine < 0)
 		return -EINVAL;
@@ -779,6 +840,10 @@ int fx_rt_start(void)
 	fx_main_uthread->home = c0;
 	c0->current = fx_main_uthread;
 	atomic_store(&fx_rt_live_uthreads, 1);
+	fx_sig_register(fx_main_uthread);
+	err = fx_sig_start();
+	if (err)
+		return err;
 	pthread_atfork(NULL, NULL, atfork_child);
 	return 0;
 }

@@ -16,11 +16,6 @@
  * and reports FAIL.
  */
 // flexsc-test: skip-config sync (step 3's reader blocks in read() while the thread that releases it runs: the sync engine blocks their carrier)
-// flexsc-test: skip-config default (open bug: killed by SIGUSR2, a signal blocked by every thread reaches a carrier unblocked)
-// flexsc-test: skip-config cores0 (open bug: sigwait blocks the only carrier)
-// flexsc-test: skip-config threads (open bug: killed by SIGUSR2)
-// flexsc-test: skip-config sync (open bug: killed by SIGUSR2)
-// flexsc-test: skip-config split (open bug: sigwait blocks the carrier)
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>

@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Signals for uthreads: who takes a process-directed signal, sigwait, and
+ * interrupting a wait.
+ *
+ * The kernel sees carriers, not uthreads. A carrier running a uthread has
+ * that uthread's mask, so a signal the uthread accepts may be delivered to
+ * it directly. An idle carrier blocks every signal (else a signal every
+ * uthread blocks would reach the program through it). What no running
+ * uthread accepts goes to the signal thread, a kernel thread that waits for
+ * every signal and hands each to a uthread, as the kernel would have:
+ *   1. a uthread in sigwait for it takes it;
+ *   2. else a uthread that does not block it gets it pending, and if it is
+ *      asleep in a call or an interruptible wait, that wait is ended (the
+ *      call then fails with EINTR or restarts, by the handler's SA_RESTART,
+ *      as in the kernel) and the handler runs on it when it resumes;
+ *   3. else it stays pending for the process until a uthread unblocks it or
+ *      waits for it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "threads/overflow.h"
+#include "threads/rt.h"
+#include "threads/signals.h"
+#include "threads/wait.h"
+
+#define BIT(sig) (1ull << ((sig) - 1))
+
+static _Atomic int reg_lock;            /* the registry, the sigwait list, proc_pending */
+static struct fx_uthread *reg_head;     /* live uthreads */
+static struct fx_wlist sigwaiters;      /* uthreads in sigwait */
+static _Atomic uint64_t proc_pending;   /* process-directed, no uthread could take them yet */
+
+/* Signals the runtime or glibc owns: never waited for, never blocked by an idle carrier. */
+static const uint64_t reserved = BIT(SIGKILL) | BIT(SIGSTOP) | BIT(32) | BIT(33) |
+				BIT(FX_SIG_POKE) | BIT(FX_SIG_INTERRUPT);
+
+uint64_t fx_sig_idle_mask(void)
+{
+	return ~reserved;
+}
+
+void fx_sig_register(struct fx_uthread *u)
+{
+	fx_spin_lock(&reg_lock);
+	u->reg_prev = NULL;
+	u->reg_next = reg_head;
+	if (reg_head)
+		reg_head->reg_prev = u;
+	reg_head = u;
+	fx_spin_unlock(&reg_lock);
+}
+
+void fx_sig_unregister(struct fx_uthread *u)
+{
+	fx_spin_lock(&reg_lock);
+	if (u->reg_prev)
+		u->reg_prev->reg_next = u->reg_next;
+	else if (reg_head == u)
+		reg_head = u->reg_next;
+	if (u->reg_next)
+		u->reg_next->reg_prev = u->reg_prev;
+	u->reg_prev = u->reg_next = NULL;
+	fx_spin_unlock(&reg_lock);
+}
+
+/* Ends u's interruptible wait: an interposed call in flight, a sleep, sigsuspend. */
+static void poke(struct fx_uthread *u)
+{
+	bool won = false;
+
+	fx_spin_lock(&u->cancel_lock);
+	struct fx_waiter *w = u->intr_waiter;
+	if (w) {
+		int expect = FX_W_WAITING;
+		won = atomic_compare_exchange_strong(&w->state, &expect, FX_W_TIMEDOUT);
+	}
+	fx_spin_unlock(&u->cancel_lock);
+	if (won)
+		fx_wake(u);
+	else
+		fx_interrupt_call(u);
+}
+
+/* With reg_lock held: gives sig to a uthread in sigwait for it. */
+static bool to_sigwaiter(int sig, const siginfo_t *info)
+{
+	for (struct fx_waiter *w = sigwaiters.head; w; w = w->next) {
+		struct fx_uthread *u = w->u;
+		if (!(u->sigwait_set & BIT(sig)) || atomic_load(&w->state) != FX_W_WAITING)
+			continue;
+		u->sigwait_info = *info;
+		u->sigwait_info.si_signo = sig;
+		fx_wlist_remove(&sigwaiters, w);
+		if (fx_waiter_wake(w))
+			return true;
+		u->sigwait_info.si_signo = 0; /* its deadline won: try the next */
+	}
+	return false;
+}
+
+/* With reg_lock held: makes sig pending on u (which accepts it) and gets u to take it. */
+static void to_uthread(struct fx_uthread *u, int sig)
+{
+	int state = atomic_load(&u->state);
+	struct fx_carrier *c = u->home;
+
+	atomic_fetch_or(&u->sigpending, BIT(sig));
+	if (state == FX_U_RUNNING && c)
+		/* raised by the poke's handler if u still runs there, else when it next runs */
+		fx_raw_syscall6(SYS_tgkill, getpid(), c->tid, FX_SIG_POKE, 0, 0, 0);
+	else if (state != FX_U_RUNNABLE)
+		poke(u); /* raised on its carrier as soon as it runs again */
+}
+
+/* A process-directed signal the kernel gave the signal thread. */
+static void dispatch(int sig, const siginfo_t *info)
+{
+	struct fx_uthread *best = NULL;
+	int best_rank = 0;
+
+	fx_spin_lock(&reg_lock);
+	if (to_sigwaiter(sig, info)) {
+		fx_spin_unlock(&reg_lock);
+		return;
+	}
+	/* the one that takes it soonest: running, then runnable, then asleep */
+	for (struct fx_uthread *u = reg_head; u && best_rank < 3; u = u->reg_next) {
+		if (u->sigmask & BIT(sig))
+			continue;
+		int state = atomic_load(&u->state);
+		int rank = state == FX_U_RUNNING ? 3 : state == FX_U_RUNNABLE ? 2 : state == FX_U_EXITED ? 0 : 1;
+		if (rank > best_rank)
+			best = u, best_rank = rank;
+	}
+	if (best)
+		to_uthread(best, sig);
+	else
+		atomic_fetch_or(&proc_pending, BIT(sig));
+	fx_spin_unlock(&reg_lock);
+}
+
+void fx_sig_send(struct fx_uthread *u, int sig)
+{
+	siginfo_t info;
+
+	memset(&info, 0, sizeof(info));
+	info.si_signo = sig;
+	info.si_code = SI_TKILL;
+	info.si_pid = getpid();
+	info.si_uid = getuid();
+	fx_spin_lock(&reg_lock);
+	bool taken = false;
+	for (struct fx_waiter *w = sigwaiters.head; w && !taken; w = w->next)
+		if (w->u == u && (u->sigwait_set & BIT(sig)))
+			taken = to_sigwaiter(sig, &info);
+	if (!taken) {
+		if (u->sigmask & BIT(sig))
+			atomic_fetch_or(&u->sigpending, BIT(sig)); /* until it unblocks or waits for it */
+		else if (u == fx_uthread_self())
+			atomic_fetch_or(&u->sigpending, BIT(sig)); /* raised by the caller, once unlocked */
+		else
+			to_uthread(u, sig);
+	}
+	fx_spin_unlock(&reg_lock);
+}
+
+void fx_sig_mask_changed(struct fx_uthread *u)
+{
+	uint64_t take = atomic_load(&proc_pending) & ~u->sigmask;
+
+	if (!take)
+		return;
+	fx_spin_lock(&reg_lock);
+	take = atomic_fetch_and(&proc_pending, ~take) & take;
+	atomic_fetch_or(&u->sigpending, take);
+	fx_spin_unlock(&reg_lock);
+}
+
+uint64_t fx_sig_pending(const struct fx_uthread *u)
+{
+	return atomic_load(&u->sigpending) | atomic_load(&proc_pending);
+}
+
+static int take_lowest(_Atomic uint64_t *bits, uint64_t set)
+{
+	uint64_t have = atomic_load(bits) & set;
+
+	if (!have)
+		return 0;
+	int sig = __builtin_ctzll(have) + 1;
+	atomic_fetch_and(bits, ~BIT(sig));
+	return sig;
+}
+
+int fx_sig_wait(uint64_t set, siginfo_t *info, uint64_t deadline)
+{
+	struct fx_uthread *u = fx_uthread_self();
+	struct timespec zero = { 0, 0 };
+	struct fx_waiter w;
+	int sig;
+
+	set &= ~reserved;
+	/* pending for this kernel thread (raise) or the process, in the kernel */
+	long r = fx_raw_syscall6(SYS_rt_sigtimedwait, (long)&set, (long)info, (long)&zero, 8, 0, 0);
+	if (r > 0)
+		return (int)r;
+	fx_spin_lock(&reg_lock);
+	sig = take_lowest(&u->sigpending, set);
+	if (!sig)
+		sig = take_lowest(&proc_pending, set);
+	if (sig) {
+		fx_spin_unlock(&reg_lock);
+		memset(info, 0, sizeof(*info));
+		info->si_signo = sig;
+		info->si_code = SI_USER;
+		return sig;
+	}
+	fx_waiter_init(&w);
+	u->sigwait_set = set;
+	u->sigwait_info.si_signo = 0;
+	fx_wlist_push(&sigwaiters, &w);
+	fx_spin_unlock(&reg_lock);
+	fx_waiter_sleep_cp(&w, deadline);
+	fx_spin_lock(&reg_lock);
+	fx_wlist_remove(&sigwaiters, &w);
+	u->sigwait_set = 0;
+	sig = u->sigwait_info.si_signo;
+	fx_spin_unlock(&reg_lock);
+	if (!sig)
+		return fx_cancel_pending(u) ? -ECANCELED : -EAGAIN;
+	*info = u->sigwait_info;
+	return sig;
+}
+
+void fx_sig_interruptible_sleep(uint64_t deadline)
+{
+	struct fx_uthread *u = fx_uthread_self();
+	struct fx_waiter w;
+
+	fx_waiter_init(&w);
+	fx_spin_lock(&u->cancel_lock);
+	u->intr_waiter = &w;
+	fx_spin_unlock(&u->cancel_lock);
+	/* a signal that came before the wait was visible: do not sleep through it */
+	if (!(atomic_load(&u->sigpending) & ~u->sigmask))
+		fx_waiter_sleep_cp(&w, deadline);
+	fx_spin_lock(&u->cancel_lock);
+	u->intr_waiter = NULL;
+	fx_spin_unlock(&u->cancel_lock);
+	fx_raise_pending();
+}
+
+static void *signal_thread(void *arg)
+{
+	uint64_t set = ~reserved;
+
+	(void)arg;
+	/* clone copied the creator's GS base: this thread must not pass for a carrier */
+	__asm__ volatile("wrgsbase %0" : : "r"(0ul));
+	fx_raw_syscall6(SYS_prctl, PR_SET_NAME, (long)"flexsc-signals", 0, 0, 0, 0);
+	for (;;) {
+		siginfo_t info;
+		long sig = fx_raw_syscall6(SYS_rt_sigtimedwait, (long)&set, (long)&info, 0, 8, 0, 0);
+		if (sig > 0)
+			dispatch((int)sig, &info);
+	}
+	return NULL;
+}
+
+int fx_sig_start(void)
+{
+	sigset_t all, old;
+	pthread_attr_t attr;
+	pthread_t t;
+
+	sigfillset(&all);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	/* it inherits every signal blocked, which sigwaitinfo needs */
+	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8, 0, 0);
+	int err = fx_os_pthread_create(&t, &attr, signal_thread, NULL);
+	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
+	pthread_attr_destroy(&attr);
+	return -err;
+}
+
+void fx_sig_after_fork_child(struct fx_uthread *self)
+{
+	/* the child has one uthread, and the signal thread is gone */
+	atomic_store(&reg_lock, 0);
+	reg_head = NULL;
+	sigwaiters.head = sigwaiters.tail = NULL;
+	atomic_store(&proc_pending, 0); /* the child starts with no pending signals */
+	fx_sig_register(self);
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/* Signals for uthreads (src/threads/signals.c). */
+#ifndef FX_THREADS_SIGNALS_H
+#define FX_THREADS_SIGNALS_H
+
+#include <signal.h>
+#include <stdint.h>
+
+struct fx_uthread;
+
+/* Starts the signal thread; 0 or -errno. */
+int fx_sig_start(void);
+/* A uthread becomes, or stops being, a candidate for process-directed signals. */
+void fx_sig_register(struct fx_uthread *u);
+void fx_sig_unregister(struct fx_uthread *u);
+/* The kernel mask of a carrier with no uthread to run. */
+uint64_t fx_sig_idle_mask(void);
+/* pthread_kill: sig for u (sigwait, pending, or delivered on its carrier). */
+void fx_sig_send(struct fx_uthread *u, int sig);
+/* After u unblocked signals: takes the process-pending ones it now accepts. */
+void fx_sig_mask_changed(struct fx_uthread *u);
+/* Signals pending for u: its own and the process's (the kernel's not included). */
+uint64_t fx_sig_pending(const struct fx_uthread *u);
+/*
+ * sigtimedwait for the calling uthread: the signal number (info filled),
+ * -EAGAIN at the deadline (CLOCK_MONOTONIC ns, UINT64_MAX: none), or
+ * -ECANCELED when a pthread_cancel ended the wait.
+ */
+int fx_sig_wait(uint64_t set, siginfo_t *info, uint64_t deadline);
+/* Sleeps until deadline, a signal it accepts, or cancellation; runs the handlers. */
+void fx_sig_interruptible_sleep(uint64_t deadline);
+/* In a fork child: self is the only uthread, the signal thread must start again. */
+void fx_sig_after_fork_child(struct fx_uthread *self);
+
+#endif

@@ -1,0 +1,222 @@
+/*
+ * Waiting for signals, and process-directed signals reaching the one
+ * thread that accepts them (every other thread blocks them):
+ *   1. sigsuspend in a thread: kill(getpid()) runs the handler there and
+ *      sigsuspend returns -1/EINTR with the old mask back;
+ *   2. nanosleep(5 s) in a thread: kill(getpid()) with a handler without
+ *      SA_RESTART ends it early with EINTR and the time left in rem;
+ *   3. read() on an empty pipe in a thread: kill(getpid()) with a handler
+ *      without SA_RESTART makes it fail with EINTR;
+ *   4. pause() in a thread: pthread_kill ends it after the handler ran;
+ *   5. a process-directed signal every thread blocks: sigpending shows it
+ *      and sigwait in main takes it;
+ *   6. sigtimedwait with 100 ms and nothing sent: EAGAIN, after >= 100 ms.
+ * Every wait is bounded: a lost signal is a FAIL, not a hang.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int failed;
+
+static void result(const char *what, int ok)
+{
+	printf("signals_wait: %s: %s\n", what, ok ? "ok" : "FAIL");
+	fflush(stdout);
+	if (!ok)
+		failed = 1;
+}
+
+static __thread volatile sig_atomic_t tls_hits;
+
+static void handler(int sig)
+{
+	(void)sig;
+	tls_hits++;
+}
+
+static void install(int sig, int flags)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handler;
+	sa.sa_flags = flags;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(sig, &sa, NULL)) {
+		perror("sigaction");
+		exit(1);
+	}
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static _Atomic int ready;
+
+/* Spins (sleeping 1 ms) up to 5 s for *v to be set. */
+static int wait_set(_Atomic int *v)
+{
+	for (int i = 0; i < 5000 && !atomic_load(v); i++)
+		usleep(1000);
+	return atomic_load(v);
+}
+
+static void unblock(int sig)
+{
+	sigset_t s;
+
+	sigemptyset(&s);
+	sigaddset(&s, sig);
+	pthread_sigmask(SIG_UNBLOCK, &s, NULL);
+}
+
+/* ---- 1. sigsuspend ---- */
+
+static void *suspender(void *arg)
+{
+	int *ok = arg;
+	sigset_t during, after;
+
+	pthread_sigmask(SIG_SETMASK, NULL, &during);
+	sigdelset(&during, SIGUSR1);
+	atomic_store(&ready, 1);
+	int r = sigsuspend(&during);
+	int err = errno;
+	pthread_sigmask(SIG_SETMASK, NULL, &after);
+	*ok = r == -1 && err == EINTR && tls_hits == 1 && sigismember(&after, SIGUSR1);
+	return NULL;
+}
+
+/* ---- 2. nanosleep ---- */
+
+static void *napper(void *arg)
+{
+	int *ok = arg;
+	struct timespec req = { 5, 0 }, rem = { 0, 0 };
+
+	unblock(SIGUSR2);
+	atomic_store(&ready, 1);
+	double t0 = now_s();
+	int r = nanosleep(&req, &rem);
+	int err = errno;
+	double took = now_s() - t0;
+	*ok = r == -1 && err == EINTR && tls_hits == 1 && took < 4.5 &&
+	      (rem.tv_sec > 0 || rem.tv_nsec > 0) && rem.tv_sec < 5;
+	return NULL;
+}
+
+/* ---- 3. read ---- */
+
+static int pfd[2];
+
+static void *reader(void *arg)
+{
+	int *ok = arg;
+	char c;
+
+	unblock(SIGHUP);
+	atomic_store(&ready, 1);
+	ssize_t n = read(pfd[0], &c, 1);
+	int err = errno;
+	*ok = n == -1 && err == EINTR && tls_hits == 1;
+	return NULL;
+}
+
+/* ---- 4. pause ---- */
+
+static void *pauser(void *arg)
+{
+	int *ok = arg;
+
+	unblock(SIGWINCH);
+	atomic_store(&ready, 1);
+	int r = pause();
+	*ok = r == -1 && errno == EINTR && tls_hits == 1;
+	return NULL;
+}
+
+/* Runs fn in a thread, lets it block, sends sig (process-wide or to it), joins. */
+static int run_step(void *(*fn)(void *), int sig, int to_thread)
+{
+	pthread_t t;
+	int ok = 0;
+
+	atomic_store(&ready, 0);
+	if (pthread_create(&t, NULL, fn, &ok)) {
+		perror("pthread_create");
+		exit(1);
+	}
+	if (!wait_set(&ready))
+		return 0;
+	usleep(100000); /* let it get into its wait */
+	if (to_thread)
+		pthread_kill(t, sig);
+	else
+		kill(getpid(), sig);
+	pthread_join(t, NULL);
+	return ok;
+}
+
+int main(void)
+{
+	sigset_t all;
+
+	/* every thread starts with these blocked; each step's thread unblocks one */
+	sigemptyset(&all);
+	sigaddset(&all, SIGUSR1);
+	sigaddset(&all, SIGUSR2);
+	sigaddset(&all, SIGHUP);
+	sigaddset(&all, SIGWINCH);
+	sigaddset(&all, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	install(SIGUSR1, SA_RESTART);
+	install(SIGUSR2, 0);
+	install(SIGHUP, 0);
+	install(SIGWINCH, 0);
+	if (pipe(pfd)) {
+		perror("pipe");
+		return 1;
+	}
+
+	result("sigsuspend ends after the handler, old mask back", run_step(suspender, SIGUSR1, 0));
+	result("nanosleep interrupted: EINTR and the time left", run_step(napper, SIGUSR2, 0));
+	result("read interrupted without SA_RESTART: EINTR", run_step(reader, SIGHUP, 0));
+	result("pause ends after pthread_kill's handler", run_step(pauser, SIGWINCH, 1));
+
+	kill(getpid(), SIGTERM); /* blocked everywhere: stays pending */
+	sigset_t pend, want;
+	int sig = 0;
+	int shown = 0;
+	for (int i = 0; i < 500 && !shown; i++) {
+		sigpending(&pend);
+		shown = sigismember(&pend, SIGTERM);
+		if (!shown)
+			usleep(1000);
+	}
+	result("sigpending shows a signal every thread blocks", shown);
+	sigemptyset(&want);
+	sigaddset(&want, SIGTERM);
+	struct timespec five = { 5, 0 };
+	sig = sigtimedwait(&want, NULL, &five);
+	result("sigtimedwait takes it", sig == SIGTERM);
+
+	struct timespec tenth = { 0, 100000000L };
+	double t0 = now_s();
+	int r = sigtimedwait(&want, NULL, &tenth);
+	int err = errno;
+	result("sigtimedwait times out with EAGAIN", r == -1 && err == EAGAIN && now_s() - t0 >= 0.099);
+	return failed;
+}
