@@ -45,6 +45,7 @@
 
 _Atomic uint32_t fx_creds_gen;
 _Atomic uint32_t fx_seccomp_state;
+bool (*fx_thread_state_call)(long nr, const long *args, long *ret);
 
 #define FX_MAX_GROUPS 65536
 
@@ -223,6 +224,14 @@ FX_EXPORT int prctl(int option, ...)
 	for (int i = 0; i < 4; i++)
 		a[i] = va_arg(ap, unsigned long);
 	va_end(ap);
+	long st[5] = { option, (long)a[0], (long)a[1], (long)a[2], (long)a[3] }, sr;
+	if (fx_thread_state_call && fx_thread_state_call(SYS_prctl, st, &sr)) {
+		if (sr < 0) {
+			errno = (int)-sr;
+			return -1;
+		}
+		return (int)sr;
+	}
 	REAL(prctl);
 	int r = real(option, a[0], a[1], a[2], a[3]);
 	if (r == 0 && option == PR_SET_SECCOMP)
@@ -241,7 +250,9 @@ FX_EXPORT long syscall(long nr, ...)
 	for (int i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
-	long r = fx_raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	long r;
+	if (!fx_thread_state_call || !fx_thread_state_call(nr, a, &r))
+		r = fx_raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	if (r < 0 && r > -4096) {
 		errno = (int)-r;
 		return -1;

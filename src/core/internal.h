@@ -174,6 +174,14 @@ extern _Atomic uint32_t fx_seccomp_state;
 void fx_creds_apply_if_stale(uint32_t *seen_gen);
 void fx_creds_probe_seccomp(void);
 
+/*
+ * Set by the M-on-N runtime (src/threads/kstate.c): per-thread kernel state
+ * it keeps per user thread. syscall() (and prctl(), as nr SYS_prctl with
+ * the option in args[0]) ask it first; true: it took the call, the result
+ * or -errno is in *ret. NULL without the runtime.
+ */
+extern bool (*fx_thread_state_call)(long nr, const long *args, long *ret);
+
 /* descriptors with socket timeouts io_uring would ignore (src/core/sockopt.c) */
 extern _Atomic bool fx_fd_marks_used;
 bool fx_fd_timed(int fd);

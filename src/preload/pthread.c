@@ -53,8 +53,10 @@ FX_PUBLIC int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	if (!u)
 		return err;
 	struct fx_uthread *me = fx_uthread_self();
-	if (me)
+	if (me) {
 		u->sigmask = me->sigmask;
+		memcpy(u->name, me->name, sizeof(u->name)); /* a new thread has its creator's name */
+	}
 	u->id = atomic_fetch_add(&next_id, 1);
 	atomic_store(&u->detached, detach == PTHREAD_CREATE_DETACHED);
 	*thread = (pthread_t)u->tcb;
@@ -388,6 +390,7 @@ FX_PUBLIC int pthread_setname_np(pthread_t thread, const char *name)
 	if (strlen(name) >= sizeof(t->name))
 		return ERANGE;
 	strcpy(t->name, name);
+	fx_kstate_named(t); /* the main thread's is the process's */
 	return 0;
 }
 
@@ -397,7 +400,7 @@ FX_PUBLIC int pthread_getname_np(pthread_t thread, char *buf, size_t len)
 
 	if (!t)
 		return REAL(pthread_getname_np)(thread, buf, len);
-	if (t == fx_main_uthread && !t->name[0])
+	if (!t->name[0]) /* never named: its carrier's, the process's */
 		return REAL(pthread_getname_np)(thread, buf, len);
 	if (strlen(t->name) >= len)
 		return ERANGE;

@@ -293,3 +293,13 @@ FX_PUBLIC sighandler_t signal(int sig, sighandler_t handler)
 		return SIG_ERR;
 	return old.sa_handler;
 }
+
+/* The alternate signal stack is the calling thread's: a uthread keeps its own (threads/kstate.c). */
+FX_PUBLIC int sigaltstack(const stack_t *ss, stack_t *old)
+{
+	struct fx_carrier *c = fx_rt_active ? fx_carrier_self() : NULL;
+
+	if (!c || !c->current || c->in_rt)
+		return REAL(sigaltstack)(ss, old);
+	return (int)fx_libc_ret(fx_sigaltstack(ss, old));
+}

@@ -78,6 +78,15 @@ struct fx_uthread {
 	_Atomic int overflow_tid;   /* the overflow thread running that call, or 0 */
 	char name[16];
 	int id;
+
+	/*
+	 * Kernel state that is per thread under NPTL, kept per uthread
+	 * (src/threads/kstate.c): never left in a carrier for the next one.
+	 */
+	void *robust;               /* set_robust_list head: its TCB's, as glibc registers it, or the program's */
+	size_t robust_len;
+	stack_t altstack;           /* sigaltstack; has_altstack: installed on its carrier while it runs */
+	bool has_altstack;
 };
 
 struct fx_carrier {
@@ -102,6 +111,8 @@ struct fx_carrier {
 	int in_rt;                  /* inside the runtime or the library: interposed calls go direct */
 	int in_handler;             /* inside a signal handler: interposed calls go direct */
 	uint64_t kmask;             /* the kernel signal mask of this carrier's thread */
+	struct fx_uthread *alt_owner; /* whose sigaltstack the kernel has for this thread; NULL: none */
+	void *krobust;              /* the robust list the kernel has for this thread: its own NPTL one */
 	_Atomic(struct fx_uthread *) cancel_inbox; /* uthreads whose posted call must be cancelled */
 	unsigned inflight;          /* exception-less calls posted and not reaped */
 
@@ -175,6 +186,22 @@ struct fx_uthread *fx_uthread_adopt_current(void);
 void fx_uthread_free(struct fx_uthread *u);
 struct fx_uthread *fx_uthread_of(uintptr_t tcb);
 void fx_uthread_set_tid(struct fx_uthread *u, int tid);
+void *fx_uthread_own_robust(const struct fx_uthread *u);
+void fx_uthread_robust_exit(struct fx_uthread *u);
+
+/* src/threads/kstate.c: per-thread kernel state kept per uthread */
+void fx_kstate_start(struct fx_carrier *c0, struct fx_uthread *main_u);
+void fx_altstack_switch(struct fx_carrier *c, struct fx_uthread *next);
+long fx_sigaltstack(const stack_t *ss, stack_t *old);
+bool fx_kstate_call(long nr, const long *args, long *ret);
+void fx_kstate_named(struct fx_uthread *u);
+
+/* The carrier's sigaltstack becomes next's (none for NULL: the scheduler context); no call when both have none. */
+static inline void fx_altstack_sync(struct fx_carrier *c, struct fx_uthread *next)
+{
+	if (__builtin_expect((next && next->has_altstack ? next : NULL) != c->alt_owner, 0))
+		fx_altstack_switch(c, next);
+}
 void *fx_ctx_make(void *stack_top, void (*entry)(void *), void *arg);
 uintptr_t fx_tcb_create_for_scheduler(void);
 void fx_ctx_switch(void **save_sp, void *load_sp, uint64_t load_fsbase);

@@ -43,6 +43,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <immintrin.h>
+#include <linux/futex.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -259,6 +260,7 @@ static void switch_to(struct fx_carrier *c, void **save_sp, struct fx_uthread *p
 	atomic_store_explicit(&next->state, FX_U_RUNNING, memory_order_relaxed);
 	next->home = c;
 	fx_uthread_set_tid(next, c->tid);
+	fx_altstack_sync(c, next);
 	if (next->sigmask != c->kmask) {
 		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&next->sigmask, 0, 8, 0, 0);
 		c->kmask = next->sigmask;
@@ -287,6 +289,7 @@ void fx_block(void)
 	} else if (next) {
 		switch_to(c, &self->sp, self, next);
 	} else {
+		fx_altstack_sync(c, NULL);
 		c->current = NULL;
 		c->prev = self;
 		c->switches++;
@@ -446,6 +449,7 @@ void fx_uthread_exit(void *result)
 	struct fx_uthread *self = c->current;
 
 	self->result = result;
+	fx_uthread_robust_exit(self); /* what the kernel does at a thread's exit */
 	if (atomic_fetch_sub(&fx_rt_live_uthreads, 1) == 1)
 		exit(0); /* the last thread of the process is gone: as NPTL does */
 	c->in_rt = 1;
@@ -464,6 +468,7 @@ void fx_uthread_exit(void *result)
 	if (next) {
 		switch_to(c, &self->sp, self, next);
 	} else {
+		fx_altstack_sync(c, NULL); /* its stack may be freed with it */
 		c->current = NULL;
 		c->prev = self;
 		fx_ctx_switch(&self->sp, c->idle->sp, c->idle->tcb);
@@ -613,6 +618,9 @@ static int carrier_enter(struct fx_carrier *c)
 	}
 	c->in_rt = 1;
 	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&c->kmask, 8, 0, 0);
+	size_t len;
+	if (fx_raw_syscall6(SYS_get_robust_list, 0, (long)&c->krobust, (long)&len, 0, 0, 0))
+		c->krobust = NULL;
 	int err = flexsc_queue_create(fx_rt_instance, &c->q);
 	c->idle = fx_sched_context_create(idle_loop, c);
 	c->in_rt = 0;
@@ -693,6 +701,13 @@ int fx_rt_after_fork_child(void)
 	c->in_rt = 0;
 	self->home = c;
 	fx_uthread_set_tid(self, c->tid);
+	/* glibc's fork registered (and emptied) the forking thread's list: the kernel keeps the carrier's */
+	if (fx_uthread_own_robust(self)) {
+		self->robust = fx_uthread_own_robust(self);
+		self->robust_len = sizeof(struct robust_list_head);
+	}
+	if (c->krobust)
+		fx_raw_syscall6(SYS_set_robust_list, (long)c->krobust, sizeof(struct robust_list_head), 0, 0, 0, 0);
 	atomic_store(&carriers_started, 0);
 	atomic_store(&fx_rt_live_uthreads, 1);
 	fx_sig_after_fork_child(self);
@@ -839,6 +854,7 @@ int fx_rt_start(void)
 	atomic_store(&fx_main_uthread->state, FX_U_RUNNING);
 	fx_main_uthread->home = c0;
 	c0->current = fx_main_uthread;
+	fx_kstate_start(c0, fx_main_uthread);
 	atomic_store(&fx_rt_live_uthreads, 1);
 	fx_sig_register(fx_main_uthread);
 	err = fx_sig_start();

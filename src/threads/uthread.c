@@ -24,6 +24,12 @@
  * switch, so glibc paths that signal "self" (raise, abort) reach the
  * kernel thread that runs the user thread.
  *
+ * The robust mutex list head in the TCB is initialised as NPTL's
+ * pthread_create does (glibc's robust mutexes link themselves into it), but
+ * is never registered with the kernel: a carrier's kernel registration
+ * stays its own, and the list is the uthread's record (kstate.c). Its
+ * offset is where glibc registered the main thread's head.
+ *
  * Rejected: one TCB per carrier with no migration (breaks __thread
  * variables of threads sharing a carrier), and borrowing TCBs from real
  * NPTL threads (one kernel thread per user thread, the thing we avoid).
@@ -31,10 +37,12 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "threads/rt.h"
@@ -45,6 +53,8 @@ static void *(*dl_allocate_tls)(void *mem);
 static void (*dl_deallocate_tls)(void *tcb, bool dealloc_tcb);
 static size_t tls_static_size, tls_static_align;
 static size_t tcb_size, tid_offset, list_offset;
+static size_t robust_offset; /* struct pthread's robust_head; 0: unknown, left alone */
+static long robust_futex_offset;
 static size_t page;
 
 /* Resolves glibc's private TLS helpers. Returns 0 or -ENOSYS. */
@@ -69,6 +79,18 @@ int fx_uthread_init(void)
 	page = (size_t)sysconf(_SC_PAGESIZE);
 	if (tls_static_align < 64)
 		tls_static_align = 64;
+
+	/* glibc registered the main thread's robust_head at start: its offset in struct pthread */
+	struct robust_list_head *head;
+	size_t len;
+	uintptr_t me;
+	__asm__ volatile("rdfsbase %0" : "=r"(me));
+	if (fx_raw_syscall6(SYS_get_robust_list, 0, (long)&head, (long)&len, 0, 0, 0) == 0 &&
+	    len == sizeof(*head) && (uintptr_t)head >= me + 8 &&
+	    (uintptr_t)head + sizeof(*head) <= me + tcb_size) {
+		robust_offset = (uintptr_t)head - me;
+		robust_futex_offset = head->futex_offset;
+	}
 	return 0;
 }
 
@@ -139,7 +161,81 @@ static int tcb_build(uintptr_t tcb)
 	 */
 	uintptr_t *node = (uintptr_t *)(tcb + list_offset);
 	node[0] = node[1] = (uintptr_t)node;
+	if (robust_offset) {
+		/* as pthread_create does: an empty list; robust_prev (just before it) points at the head */
+		struct robust_list_head *head = (struct robust_list_head *)(tcb + robust_offset);
+		head->list.next = &head->list;
+		head->futex_offset = robust_futex_offset;
+		head->list_op_pending = NULL;
+		*(void **)(tcb + robust_offset - 8) = head;
+	}
 	return 0;
+}
+
+/* The robust list head in u's own TCB (what glibc's robust mutexes use), or NULL when unknown. */
+void *fx_uthread_own_robust(const struct fx_uthread *u)
+{
+	return robust_offset ? (void *)(u->tcb + robust_offset) : NULL;
+}
+
+static bool is_carrier_tid(uint32_t tid)
+{
+	for (unsigned i = 0; i < fx_ncarriers; i++)
+		if (fx_carriers[i] && (uint32_t)fx_carriers[i]->tid == tid)
+			return true;
+	return false;
+}
+
+/* The kernel's handle_futex_death, for a lock word whose owner is "us": any carrier's id. */
+static void robust_death(_Atomic uint32_t *word, bool pi, bool pending)
+{
+	uint32_t uval = atomic_load(word), mval;
+
+	do {
+		uint32_t owner = uval & FUTEX_TID_MASK;
+		if (pending && !pi && !owner) {
+			/* died between releasing the lock and waking a waiter */
+			fx_raw_syscall6(SYS_futex, (long)word, FUTEX_WAKE, 1, 0, 0, 0);
+			return;
+		}
+		if (!owner || !is_carrier_tid(owner))
+			return;
+		mval = (uval & FUTEX_WAITERS) | FUTEX_OWNER_DIED;
+	} while (!atomic_compare_exchange_weak(word, &uval, mval));
+	/* glibc's robust mutexes wait with shared futex operations, as the kernel wakes them */
+	if (!pi && (uval & FUTEX_WAITERS))
+		fx_raw_syscall6(SYS_futex, (long)word, FUTEX_WAKE, 1, 0, 0, 0);
+}
+
+/*
+ * What the kernel does with the robust list of a thread that exits
+ * (exit_robust_list): the robust mutexes the uthread still holds become
+ * owner-dead (the next locker gets EOWNERDEAD) and one waiter of each is
+ * woken. Only glibc's list in its own TCB is walked: a head the program
+ * set itself may point at memory that is gone (the kernel reads it with
+ * fault handling; a uthread cannot).
+ */
+void fx_uthread_robust_exit(struct fx_uthread *u)
+{
+	struct robust_list_head *head = u->robust;
+
+	if (!head || head != fx_uthread_own_robust(u))
+		return;
+	uintptr_t pending = (uintptr_t)head->list_op_pending;
+	uintptr_t e = (uintptr_t)head->list.next;
+	struct robust_list *pend = (struct robust_list *)(pending & ~1ul);
+
+	for (int limit = ROBUST_LIST_LIMIT; (e & ~1ul) != (uintptr_t)&head->list && limit > 0; limit--) {
+		struct robust_list *entry = (struct robust_list *)(e & ~1ul);
+		uintptr_t next = (uintptr_t)entry->next;
+		if (entry != pend)
+			robust_death((_Atomic uint32_t *)((char *)entry + head->futex_offset), e & 1, false);
+		e = next;
+	}
+	if (pend)
+		robust_death((_Atomic uint32_t *)((char *)pend + head->futex_offset), pending & 1, true);
+	head->list.next = &head->list;
+	head->list_op_pending = NULL;
 }
 
 /*
@@ -194,6 +290,8 @@ struct fx_uthread *fx_uthread_create(size_t stack_size, size_t guard, void *user
 	}
 	u->start = start;
 	u->arg = arg;
+	u->robust = fx_uthread_own_robust(u);
+	u->robust_len = sizeof(struct robust_list_head);
 	return u;
 }
 
@@ -206,6 +304,9 @@ struct fx_uthread *fx_uthread_adopt_current(void)
 		return NULL;
 	u->magic = FX_UTHREAD_MAGIC;
 	__asm__ volatile("rdfsbase %0" : "=r"(u->tcb));
+	/* what glibc registered for this thread */
+	if (fx_raw_syscall6(SYS_get_robust_list, 0, (long)&u->robust, (long)&u->robust_len, 0, 0, 0))
+		u->robust = NULL;
 	return u;
 }
 

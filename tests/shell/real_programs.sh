@@ -85,9 +85,7 @@ done
 # ---- stress-ng ----
 work=$out/stress-ng-tmp
 mkdir -p "$work"
-# --pthread is left out: it fails under flexsc-run today (an open bug,
-# reported in the issue notes); the others pass.
-for s in mutex futex sem; do
+for s in pthread mutex futex sem; do
 	log=$out/stress-ng.$s.log
 	# -v: stress-ng then says how a stressor process ended (its failure
 	# reports alone blame "corrupted counters" when a stressor crashed)
