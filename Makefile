@@ -105,9 +105,13 @@ test: deps-test
 	@$(MAKE) --no-print-directory all
 	@tests/run.sh $(B)
 
+# demo: the library's table, then the FlexSC-Threads HTTP server on NPTL
+# against flexsc-run (bench/http/run.sh --demo, about 40 s), which needs the
+# preload that SANITIZE builds leave out.
 demo: deps
 	@$(MAKE) --no-print-directory all
 	@$(B)/flexsc-bench demo
+	@$(if $(SANITIZE),echo "make demo: no preload under SANITIZE; skipping the FlexSC-Threads part",bench/http/run.sh $(B) --demo)
 
 bench: deps
 	@$(MAKE) --no-print-directory all

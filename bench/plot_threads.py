@@ -163,7 +163,8 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     made = [p for p in (plot_switch(rows, a.out), plot_http(rows, a.out, a.quiet)) if p]
     if not made:
-        print("plot_threads: no switch or http results in " + ", ".join(files), file=sys.stderr)
+        what = "HTTP runs that no other work disturbed" if a.quiet else "switch or http results"
+        print(f"plot_threads: no {what} in " + ", ".join(files), file=sys.stderr)
         return 1
     for p in made:
         print(p)

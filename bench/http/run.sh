@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The thread-per-connection HTTP server on NPTL against FlexSC-Threads.
-#   bench/http/run.sh BUILD [--quick] [--reps N] [--conns "LIST"] [--seconds S] [--out NAME]
+#   bench/http/run.sh BUILD [--quick | --demo] [--reps N] [--conns "LIST"] [--seconds S] [--out NAME]
 #
 # Compiles bench/http/server.c as a plain pthread program (no flexsc) and,
 # for each connection count (64 256 1024 4096; --quick: 64 1024 and shorter
@@ -23,6 +23,10 @@
 #
 # --conns and --seconds override the connection counts and the measured
 # duration; --out NAME writes results/NAME.jsonl instead of http.jsonl.
+# --demo is `make demo`'s part: --quick (64 and 1024 connections, one 2+6 s
+# run each for NPTL and flexsc, about 40 s in all), no waiting for quiet
+# unless FLEXSC_BENCH_IDLE_WAIT says so, results/demo-http.jsonl, and a
+# short headline table with the flexsc/NPTL ratios instead of the full one.
 #
 # Output: results/http.jsonl (one JSON object per run, after a "build"
 # line) and a table of medians with flexsc/NPTL ratios on stdout. Exit
@@ -34,18 +38,19 @@
 # connection count where every runtime has one.
 #
 # Needs wrk (Debian package wrk; scripts/deps.sh bench installs it) and 2 CPUs.
-# FLEXSC_BENCH_IDLE_WAIT: seconds to wait for other work to quiet down (default 120).
+# FLEXSC_BENCH_IDLE_WAIT: seconds to wait for other work to quiet down (default 120; --demo: 0).
 # FLEXSC_BENCH_NICE: the nice value of server and wrk (default -20 as root, so
 # that other work on a shared machine takes little from either runtime; 0 otherwise).
 set -euo pipefail
-usage() { echo "usage: bench/http/run.sh BUILD [--quick] [--reps N] [--conns \"LIST\"] [--seconds S] [--out NAME]" >&2; exit 2; }
+usage() { echo "usage: bench/http/run.sh BUILD [--quick | --demo] [--reps N] [--conns \"LIST\"] [--seconds S] [--out NAME]" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 build=$1
 shift
-quick=0 reps= conns_opt= dur_opt= name=http
+quick=0 demo=0 reps= conns_opt= dur_opt= name=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1 ;;
+	--demo) quick=1 demo=1 ;;
 	--reps) [ $# -ge 2 ] || usage; reps=$2; shift ;;
 	--conns) [ $# -ge 2 ] || usage; conns_opt=$2; shift ;;
 	--seconds) [ $# -ge 2 ] || usage; dur_opt=$2; shift ;;
@@ -54,6 +59,7 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
+name=${name:-$([ $demo = 1 ] && echo demo-http || echo http)}
 here=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "$build" && pwd)
 out=$here/results
@@ -198,7 +204,7 @@ stat_of() { # flexsc --stats value: log regex
 }
 
 # ---- wait for quiet, bounded ----
-wait_s=${FLEXSC_BENCH_IDLE_WAIT:-120}
+wait_s=${FLEXSC_BENCH_IDLE_WAIT:-$([ $demo = 1 ] && echo 0 || echo 120)}
 waited=0
 while [ "$wait_s" -gt 0 ]; do
 	pct=$(busy_pct)
@@ -212,6 +218,10 @@ while [ "$wait_s" -gt 0 ]; do
 	waited=$((waited + 10))
 done
 
+if [ $demo = 1 ]; then
+	nruns=$(($(echo $conns_list | wc -w) * $(echo $runtimes | wc -w) * reps))
+	echo "bench/http/run.sh: the HTTP server on NPTL and on flexsc-run: $nruns runs of ${warm}+${dur} s (about $((nruns * (warm + dur + 2))) s)" >&2
+fi
 failed=0
 for rep in $(seq "$reps"); do
 	for conns in $conns_list; do
@@ -348,9 +358,10 @@ EOF
 	done
 done
 
-/usr/bin/python3 - "$jsonl" <<'EOF'
+/usr/bin/python3 - "$jsonl" "$([ $demo = 1 ] && echo demo || echo full)" "$dur" <<'EOF'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+mode, dur = sys.argv[2], float(sys.argv[3])
 runs = [r for r in rows if r.get("bench") == "http"]
 def pick(rt, n):
     """the runs that passed; only the quiet ones when every runtime has one at n (fair: same conditions)"""
@@ -365,27 +376,75 @@ rts = [rt for rt in ("nptl", "flexsc", "flexsc-sc1") if any(r["runtime"] == rt f
 conns = sorted({r["conns"] for r in runs})
 fmt = lambda v, f="{:.0f}": "-" if v is None else f.format(v)
 ratio = lambda a, b: None if a is None or not b else a / b
-print("medians over the runs that passed; only over the quiet ones (other work took under 10% of CPU 0)")
-print("where every runtime has one at that count; runs: how many; ratios are flexsc / NPTL")
-hdr = f'{"conns":>6} {"runtime":<11} {"runs":>4} {"req/s":>9} {"p50 us":>8} {"p99 us":>9} {"req/CPU-s":>10} {"threads":>8}   {"rps x":>6} {"p99 x":>6} {"eff x":>6}'
-print(hdr)
+keys = ("rps", "p50_us", "p99_us", "rps_per_cpu_s", "server_threads")
 goal = []
-for n in conns:
-    base = {k: med("nptl", n, k) for k in ("rps", "p99_us", "rps_per_cpu_s")}
-    for rt in rts:
-        m = {k: med(rt, n, k) for k in ("rps", "p50_us", "p99_us", "rps_per_cpu_s", "server_threads")}
-        rx = ratio(m["rps"], base["rps"]) if rt != "nptl" else None
-        px = ratio(m["p99_us"], base["p99_us"]) if rt != "nptl" else None
-        ex = ratio(m["rps_per_cpu_s"], base["rps_per_cpu_s"]) if rt != "nptl" else None
-        print(f'{n:>6} {rt:<11} {len(pick(rt, n)):>4} {fmt(m["rps"]):>9} {fmt(m["p50_us"]):>8} {fmt(m["p99_us"]):>9} '
-              f'{fmt(m["rps_per_cpu_s"]):>10} {fmt(m["server_threads"]):>8}   '
-              f'{fmt(rx, "{:.2f}"):>6} {fmt(px, "{:.2f}"):>6} {fmt(ex, "{:.2f}"):>6}')
-        if rt == "flexsc" and n >= 1024:
-            goal.append((n, rx, px))
-for n, rx, px in goal:
-    met = rx is not None and px is not None and rx >= 1.5 and px <= 1.0
-    print(f'goal at {n} connections (flexsc >= 1.5x NPTL req/s, p99 no worse): '
-          f'{"met" if met else "NOT met"} (req/s {fmt(rx, "{:.2f}")}x, p99 {fmt(px, "{:.2f}")}x)')
+def print_goal():
+    for n, rx, px in goal:
+        met = rx is not None and px is not None and rx >= 1.5 and px <= 1.0
+        print(f'goal at {n:,} connections (flexsc >= 1.5x NPTL req/s, p99 no worse): '
+              f'{"met" if met else "NOT met"} (req/s {fmt(rx, "{:.2f}")}x, p99 {fmt(px, "{:.2f}")}x)')
+if mode == "demo":
+    # make demo: one short run per runtime and count, the ratios spelled out
+    name = {"nptl": "NPTL", "flexsc": "flexsc-run", "flexsc-sc1": "flexsc-run sc1"}
+    def ms(us):
+        return "-" if us is None else f"{us / 1e3:.2f}" if us < 1e4 else f"{us / 1e3:.1f}" if us < 1e5 else f"{us / 1e3:,.0f}"
+    def x(v):
+        return "-" if v is None else f"{v:.2f}x"
+    print()
+    print("FlexSC-Threads: the bundled thread-per-connection HTTP server (bench/http/server.c, a plain")
+    print("pthread program), on NPTL kernel threads against build/flexsc-run user threads; server on")
+    most = max([sum(1 for r in runs if (r["runtime"], r["conns"]) == k) for k in {(r["runtime"], r["conns"]) for r in runs}] or [1])
+    each = f"one {dur:.0f}-s run each" if most == 1 else f"medians of {most} {dur:.0f}-s runs"
+    print(f"CPU 0, wrk -t1 on CPU 1, keep-alive, 128-byte responses, {each}")
+    print(f'{"connections":>11}  {"runtime":<16} {"req/s":>9} {"p50 ms":>8} {"p99 ms":>8} {"req per server CPU-s":>21} '
+          f'{"kernel threads":>15} {"other work on CPU 0":>20}')
+    noisy = False
+    for n in conns:
+        m = {rt: {k: med(rt, n, k) for k in keys} for rt in rts}
+        for rt in rts:
+            mine = [r for r in runs if r["runtime"] == rt and r["conns"] == n]
+            bad = [r for r in mine if not r["ok"]]
+            mark = "*" if any(r.get("noisy") for r in pick(rt, n)) else ""
+            noisy = noisy or bool(mark)
+            others = statistics.median([r["foreign_cpu0_s"] / r["duration_s"] for r in pick(rt, n) if r.get("duration_s")] or [0])
+            if not pick(rt, n):
+                why = bad[0].get("failure", "failed") if bad else "no run"
+                print(f'{n:>11,}  {name[rt] + mark:<16} FAILED: {why}')
+                continue
+            v = m[rt]
+            print(f'{n:>11,}  {name[rt] + mark:<16} {fmt(v["rps"], "{:,.0f}"):>9} {ms(v["p50_us"]):>8} {ms(v["p99_us"]):>8} '
+                  f'{fmt(v["rps_per_cpu_s"], "{:,.0f}"):>21} {fmt(v["server_threads"] or None, "{:,.0f}"):>15} '
+                  f'{min(others, 1):>20.0%}')
+        if "nptl" in m and "flexsc" in m:
+            b, f = m["nptl"], m["flexsc"]
+            r = {k: ratio(f[k], b[k]) for k in keys[:4]}
+            print(f'{n:>11,}  {"flexsc / NPTL":<16} {x(r["rps"]):>9} {x(r["p50_us"]):>8} {x(r["p99_us"]):>8} '
+                  f'{x(r["rps_per_cpu_s"]):>21}')
+            if n >= 1024:
+                goal.append((n, r["rps"], r["p99_us"]))
+    print("flexsc / NPTL: req/s and req per server CPU-s above 1x, p50 and p99 below 1x favour flexsc.")
+    print_goal()
+    if noisy:
+        print("* other work on this machine took over 10% of CPU 0 (the server's CPU) during the run:")
+        print("  its numbers are disturbed; run `make demo` again on a quiet machine to compare")
+else:
+    print("medians over the runs that passed; only over the quiet ones (other work took under 10% of CPU 0)")
+    print("where every runtime has one at that count; runs: how many; ratios are flexsc / NPTL")
+    hdr = (f'{"conns":>6} {"runtime":<11} {"runs":>4} {"req/s":>9} {"p50 us":>8} {"p99 us":>9} {"req/CPU-s":>10} '
+           f'{"threads":>8}   {"rps x":>6} {"p50 x":>6} {"p99 x":>6} {"eff x":>6}')
+    print(hdr)
+    for n in conns:
+        base = {k: med("nptl", n, k) for k in keys}
+        for rt in rts:
+            m = {k: med(rt, n, k) for k in keys}
+            rx, p5x, px, ex = (ratio(m[k], base[k]) if rt != "nptl" else None
+                               for k in ("rps", "p50_us", "p99_us", "rps_per_cpu_s"))
+            print(f'{n:>6} {rt:<11} {len(pick(rt, n)):>4} {fmt(m["rps"]):>9} {fmt(m["p50_us"]):>8} {fmt(m["p99_us"]):>9} '
+                  f'{fmt(m["rps_per_cpu_s"]):>10} {fmt(m["server_threads"]):>8}   '
+                  f'{fmt(rx, "{:.2f}"):>6} {fmt(p5x, "{:.2f}"):>6} {fmt(px, "{:.2f}"):>6} {fmt(ex, "{:.2f}"):>6}')
+            if rt == "flexsc" and n >= 1024:
+                goal.append((n, rx, px))
+    print_goal()
 bad = [r for r in runs if not r["ok"]]
 if bad:
     print(f'{len(bad)} run(s) FAILED: ' + "; ".join(f'{r["runtime"]}/{r["conns"]}: {r.get("failure")}' for r in bad))
