@@ -14,14 +14,17 @@
  * Errors follow the pthread convention: a positive errno is returned.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "preload/cancel.h"
 #include "preload/real.h"
 #include "threads/wait.h"
 
@@ -87,8 +90,10 @@ static int join(pthread_t thread, void **ret, bool try, clockid_t clock, const s
 		return EDEADLK;
 	if (fx_deadline(clock, abs, &deadline))
 		return EINVAL;
+	if (!try)
+		fx_testcancel(); /* pthread_join is a cancellation point */
 	fx_spin_lock(&t->join_lock);
-	if (atomic_load(&t->detached) || (t->joiner && t->joiner != me)) {
+	if (atomic_load(&t->detached) || (t->join_waiter && t->join_waiter->u != me)) {
 		fx_spin_unlock(&t->join_lock);
 		return EINVAL;
 	}
@@ -97,38 +102,19 @@ static int join(pthread_t thread, void **ret, bool try, clockid_t clock, const s
 			fx_spin_unlock(&t->join_lock);
 			return EBUSY;
 		}
-		if (!me) {
-			/* a thread of the runtime's own, or of glibc: poll */
-			fx_spin_unlock(&t->join_lock);
-			if (fx_now_ns() >= deadline)
-				return ETIMEDOUT;
-			usleep(1000);
-			fx_spin_lock(&t->join_lock);
-			continue;
-		}
-		t->joiner = me;
-		atomic_store(&me->state, FX_U_BLOCKED);
+		struct fx_waiter w;
+		fx_waiter_init(&w); /* a uthread switches away; another thread sleeps on a futex */
+		t->join_waiter = &w;
 		fx_spin_unlock(&t->join_lock);
-		if (deadline == UINT64_MAX) {
-			fx_block();
-		} else {
-			/* a joiner with a deadline sleeps in slices; the exiting thread's wake ends one early */
-			uint64_t now = fx_now_ns();
-			if (now >= deadline) {
-				fx_spin_lock(&t->join_lock);
-				if (atomic_load(&t->state) != FX_U_EXITED) {
-					t->joiner = NULL;
-					atomic_store(&me->state, FX_U_RUNNING);
-					fx_spin_unlock(&t->join_lock);
-					return ETIMEDOUT;
-				}
-				fx_spin_unlock(&t->join_lock);
-				break;
-			}
-			atomic_store(&me->state, FX_U_RUNNING);
-			fx_sleep_until(now + 1000000 < deadline ? now + 1000000 : deadline);
-		}
+		int r = fx_waiter_sleep_cp(&w, deadline);
 		fx_spin_lock(&t->join_lock);
+		if (t->join_waiter == &w)
+			t->join_waiter = NULL;
+		if (r == -ETIMEDOUT && atomic_load(&t->state) != FX_U_EXITED) {
+			fx_spin_unlock(&t->join_lock);
+			fx_testcancel(); /* a cancellation ends the wait as a timeout */
+			return ETIMEDOUT;
+		}
 	}
 	fx_spin_unlock(&t->join_lock);
 	void *result = reclaim(t);
@@ -177,7 +163,7 @@ FX_PUBLIC int pthread_detach(pthread_t thread)
 	if (!t)
 		return ESRCH;
 	fx_spin_lock(&t->join_lock);
-	if (atomic_load(&t->detached) || t->joiner) {
+	if (atomic_load(&t->detached) || t->join_waiter) {
 		fx_spin_unlock(&t->join_lock);
 		return EINVAL;
 	}
@@ -423,6 +409,57 @@ FX_PUBLIC int pthread_getattr_np(pthread_t thread, pthread_attr_t *attr)
 		err = pthread_attr_setdetachstate(attr, atomic_load(&t->detached) ? PTHREAD_CREATE_DETACHED
 										 : PTHREAD_CREATE_JOINABLE);
 	return err;
+}
+
+/*
+ * Affinity of a uthread: carriers are pinned and run any uthread, so a
+ * thread's affinity cannot move it; re-pinning its carrier (what glibc's
+ * call would do) would move every other uthread with it. The set is
+ * checked as the kernel would (EINVAL when it holds no CPU the process may
+ * use), kept, and reported back; docs/threads.md says so.
+ */
+
+FX_PUBLIC int pthread_setaffinity_np(pthread_t thread, size_t size, const cpu_set_t *set)
+{
+	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
+	cpu_set_t allowed, both;
+
+	if (!t)
+		return REAL(pthread_setaffinity_np)(thread, size, set);
+	if (size == 0)
+		return EINVAL;
+	fx_rt_cpus(&allowed);
+	CPU_ZERO(&both);
+	memcpy(&both, set, size < sizeof(both) ? size : sizeof(both));
+	CPU_AND(&both, &both, &allowed);
+	if (CPU_COUNT(&both) == 0)
+		return EINVAL;
+	if (!t->affinity && !(t->affinity = malloc(sizeof(*t->affinity))))
+		return ENOMEM;
+	*t->affinity = both;
+	return 0;
+}
+
+FX_PUBLIC int pthread_getaffinity_np(pthread_t thread, size_t size, cpu_set_t *set)
+{
+	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
+	cpu_set_t mine;
+
+	if (!t)
+		return REAL(pthread_getaffinity_np)(thread, size, set);
+	if (t->affinity)
+		mine = *t->affinity;
+	else
+		fx_rt_cpus(&mine);
+	if (size < sizeof(mine)) {
+		/* as the kernel: the buffer must hold every CPU the set names */
+		for (size_t cpu = size * 8; cpu < CPU_SETSIZE; cpu++)
+			if (CPU_ISSET(cpu, &mine))
+				return EINVAL;
+	}
+	memset(set, 0, size);
+	memcpy(set, &mine, size < sizeof(mine) ? size : sizeof(mine));
+	return 0;
 }
 
 FX_PUBLIC int sched_yield(void)

@@ -9,6 +9,7 @@
 #ifndef FX_RT_H
 #define FX_RT_H
 
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -55,7 +56,7 @@ struct fx_uthread {
 	bool user_stack;            /* stack from pthread_attr_setstack: only TLS is ours */
 
 	_Atomic int detached;       /* 1: nobody joins; freed at exit */
-	struct fx_uthread *joiner;  /* blocked in pthread_join on it */
+	struct fx_waiter *join_waiter; /* the wait of the thread in pthread_join on it */
 	_Atomic int join_lock;
 
 	/* per-thread state the runtime keeps for the program */
@@ -78,6 +79,7 @@ struct fx_uthread {
 	_Atomic int overflow_tid;   /* the overflow thread running that call, or 0 */
 	char name[16];
 	int id;
+	cpu_set_t *affinity;        /* set by pthread_setaffinity_np: reported back, no effect on placement */
 
 	/*
 	 * Kernel state that is per thread under NPTL, kept per uthread
@@ -172,6 +174,7 @@ void fx_uthread_exit(void *result) __attribute__((noreturn));
 void fx_thread_finished(void *result) __attribute__((noreturn));
 long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *args);
 bool fx_never_restarted(long nr, const uint64_t *args);
+void fx_rt_cpus(cpu_set_t *set);
 struct fx_uthread *fx_uthread_self(void);
 extern _Atomic int fx_rt_live_uthreads;
 

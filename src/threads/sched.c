@@ -456,11 +456,12 @@ void fx_uthread_exit(void *result)
 	fx_sig_unregister(self);
 	fx_spin_lock(&self->join_lock);
 	atomic_store(&self->state, FX_U_EXITED);
-	struct fx_uthread *joiner = self->joiner;
+	/* woken under the lock: a joiner whose wait timed out leaves only under it */
+	if (self->join_waiter)
+		fx_waiter_wake(self->join_waiter);
+	self->join_waiter = NULL;
 	bool detached = atomic_load(&self->detached);
 	fx_spin_unlock(&self->join_lock);
-	if (joiner)
-		fx_wake(joiner);
 	c = fx_carrier_self();
 	struct fx_uthread *next = pick_next(c);
 	if (detached && self != fx_main_uthread)
@@ -765,6 +766,15 @@ static void atfork_child(void)
 			strerror(-err));
 		_exit(127);
 	}
+}
+
+/* The CPUs the program's threads may run on: its carriers'. */
+void fx_rt_cpus(cpu_set_t *set)
+{
+	CPU_ZERO(set);
+	for (unsigned i = 0; i < fx_ncarriers; i++)
+		if (carrier_cpus[i] >= 0 && carrier_cpus[i] < CPU_SETSIZE)
+			CPU_SET(carrier_cpus[i], set);
 }
 
 static enum flexsc_engine engine_from_env(const char *s)

@@ -312,6 +312,7 @@ struct fx_uthread *fx_uthread_adopt_current(void)
 
 void fx_uthread_free(struct fx_uthread *u)
 {
+	free(u->affinity);
 	if (!u->map) {
 		free(u); /* adopted: its TCB and stack belong to NPTL */
 		return;

@@ -7,6 +7,7 @@
  *   3. a thread in nanosleep();
  *   4. a thread that disabled cancellation: the request waits until it
  *      enables it again and reaches pthread_testcancel();
+ *   5. a thread in pthread_join on a thread that never ends;
  * each with cleanup handlers (nested: run in reverse order) and a key
  * destructor; pthread_join returns PTHREAD_CANCELED. A thread that is
  * never cancelled returns normally with its handlers not run.
@@ -136,6 +137,29 @@ static void *in_sleep(void *arg)
 	return NULL;
 }
 
+/* ---- 5. pthread_join on a thread that never ends ---- */
+
+static void *forever(void *arg)
+{
+	char c;
+
+	(void)arg;
+	return read(rpipe[0], &c, 1) == 1 ? NULL : (void *)1; /* released at the end of main */
+}
+
+static pthread_t never_ends;
+
+static void *in_join(void *arg)
+{
+	(void)arg;
+	pthread_setspecific(key, &key);
+	pthread_cleanup_push(cleanup, "j");
+	atomic_store(&ready, 1);
+	pthread_join(never_ends, NULL);
+	pthread_cleanup_pop(0);
+	return NULL;
+}
+
 /* ---- 4. disabled, then enabled ---- */
 
 static _Atomic int go_on;
@@ -247,6 +271,10 @@ int main(void)
 	r = cancel_one(in_sleep, 20);
 	result("cancel a thread in nanosleep()", expect("nanosleep", r, "sD"));
 
+	never_ends = spawn(forever, NULL);
+	r = cancel_one(in_join, 20);
+	result("cancel a thread in pthread_join", expect("join", r, "jD"));
+
 	r = cancel_one(disabled, 10);
 	result("cancellation disabled: acted on at pthread_testcancel once enabled",
 	       expect("disabled", r, "1e"));
@@ -264,6 +292,12 @@ int main(void)
 	pthread_join(t, &r);
 	result("pthread_cancel of a finished thread: no error, its result stands",
 	       err == 0 && r == (void *)42);
+
+	/* the joined-for thread ends once released, and can still be joined */
+	void *fr = (void *)1;
+	if (write(rpipe[1], "x", 1) == 1)
+		pthread_join(never_ends, &fr);
+	result("the thread a cancelled joiner waited for is joined afterwards", fr == NULL);
 
 	printf("cancel: %s\n", failed ? "FAIL" : "PASS");
 	return failed;
