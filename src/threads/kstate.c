@@ -42,6 +42,7 @@
 #include <sys/syscall.h>
 
 #include "threads/rt.h"
+#include "threads/ufutex.h"
 
 #ifndef SS_AUTODISARM
 #define SS_AUTODISARM (1U << 31) /* linux/signal.h: disarmed while a handler runs on it */
@@ -186,6 +187,8 @@ bool fx_kstate_call(long nr, const long *a, long *ret)
 		if (a[0] != PR_SET_NAME && a[0] != PR_GET_NAME)
 			return false;
 		return name_call(u, a, ret);
+	case SYS_futex:
+		return !c->in_handler && fx_ufutex_call(a, ret);
 	}
 	return false;
 }

@@ -240,22 +240,35 @@ int fx_sig_wait(uint64_t set, siginfo_t *info, uint64_t deadline)
 	return sig;
 }
 
-void fx_sig_interruptible_sleep(uint64_t deadline)
+int fx_sig_sleep(struct fx_waiter *w, uint64_t deadline, bool cancellable)
 {
 	struct fx_uthread *u = fx_uthread_self();
-	struct fx_waiter w;
+	int r, expect = FX_W_WAITING;
 
-	fx_waiter_init(&w);
 	fx_spin_lock(&u->cancel_lock);
-	u->intr_waiter = &w;
+	u->intr_waiter = w;
 	fx_spin_unlock(&u->cancel_lock);
 	/* a signal that came before the wait was visible: do not sleep through it */
-	if (!(atomic_load(&u->sigpending) & ~u->sigmask))
-		fx_waiter_sleep_cp(&w, deadline);
+	if ((atomic_load(&u->sigpending) & ~u->sigmask) &&
+	    atomic_compare_exchange_strong(&w->state, &expect, FX_W_TIMEDOUT))
+		r = -ETIMEDOUT;
+	else
+		r = cancellable ? fx_waiter_sleep_cp(w, deadline) : fx_waiter_sleep(w, deadline);
 	fx_spin_lock(&u->cancel_lock);
 	u->intr_waiter = NULL;
 	fx_spin_unlock(&u->cancel_lock);
+	if (r == -ETIMEDOUT && (deadline == UINT64_MAX || fx_now_ns() < deadline))
+		r = -EINTR; /* ended early: a signal (or a cancellation) */
 	fx_raise_pending();
+	return r;
+}
+
+void fx_sig_interruptible_sleep(uint64_t deadline)
+{
+	struct fx_waiter w;
+
+	fx_waiter_init(&w);
+	fx_sig_sleep(&w, deadline, true);
 }
 
 static void *signal_thread(void *arg)

@@ -4,9 +4,11 @@
 #define FX_THREADS_SIGNALS_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 struct fx_uthread;
+struct fx_waiter;
 
 /* Starts the signal thread; 0 or -errno. */
 int fx_sig_start(void);
@@ -27,6 +29,12 @@ uint64_t fx_sig_pending(const struct fx_uthread *u);
  * -ECANCELED when a pthread_cancel ended the wait.
  */
 int fx_sig_wait(uint64_t set, siginfo_t *info, uint64_t deadline);
+/*
+ * Sleeps on w (initialised, made findable by its waker) until woken (0),
+ * the deadline (-ETIMEDOUT), or a signal the uthread accepts (-EINTR),
+ * and with cancellable also a pthread_cancel (-EINTR); runs the handlers.
+ */
+int fx_sig_sleep(struct fx_waiter *w, uint64_t deadline, bool cancellable);
 /* Sleeps until deadline, a signal it accepts, or cancellation; runs the handlers. */
 void fx_sig_interruptible_sleep(uint64_t deadline);
 /* In a fork child: self is the only uthread, the signal thread must start again. */

@@ -1,0 +1,194 @@
+/*
+ * A program's own futex-based lock (as MariaDB's InnoDB has), through
+ * syscall(SYS_futex, ...):
+ *   1. 8 threads x 2,000 increments under a futex mutex whose holder
+ *      sleeps 50 us now and then inside the critical section (so waiters
+ *      really wait in FUTEX_WAIT): the count is exact;
+ *   2. FUTEX_WAIT on a word that no longer holds the value: EAGAIN;
+ *   3. FUTEX_WAIT with a 50 ms relative timeout: ETIMEDOUT after >= 50 ms;
+ *   4. FUTEX_WAIT_BITSET with an absolute CLOCK_MONOTONIC timeout: ETIMEDOUT;
+ *   5. FUTEX_WAKE_BITSET wakes only a waiter whose bitset matches;
+ *   6. FUTEX_CMP_REQUEUE: one waiter woken, the others moved to a second
+ *      word and woken from there; with a stale value: EAGAIN.
+ * Every wait is bounded (timeouts of a few seconds): a lost wake-up is a
+ * FAIL, not a hang.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static int failed;
+
+static void result(const char *what, int ok)
+{
+	printf("futex_raw: %s: %s\n", what, ok ? "ok" : "FAIL");
+	fflush(stdout);
+	if (!ok)
+		failed = 1;
+}
+
+static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts,
+		  _Atomic uint32_t *addr2, uint32_t val3)
+{
+	return syscall(SYS_futex, addr, op, val, ts, addr2, val3);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ---- 1. a futex mutex: 0 free, 1 locked, 2 locked with waiters ---- */
+
+static _Atomic uint32_t lock_word;
+static long counter;
+
+static void lock(void)
+{
+	uint32_t c = 0;
+
+	if (atomic_compare_exchange_strong(&lock_word, &c, 1))
+		return;
+	if (c != 2)
+		c = atomic_exchange(&lock_word, 2);
+	while (c) {
+		struct timespec five = { 5, 0 };
+		futex(&lock_word, FUTEX_WAIT_PRIVATE, 2, &five, NULL, 0);
+		c = atomic_exchange(&lock_word, 2);
+	}
+}
+
+static void unlock(void)
+{
+	if (atomic_exchange(&lock_word, 0) == 2)
+		futex(&lock_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void *incrementer(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 2000; i++) {
+		lock();
+		long v = counter;
+		if (i % 100 == 0)
+			usleep(50); /* the holder sleeps: others pile up in FUTEX_WAIT */
+		counter = v + 1;
+		unlock();
+	}
+	return NULL;
+}
+
+/* ---- 5 and 6: waiters that report how their wait ended ---- */
+
+static _Atomic uint32_t word_a, word_b;
+static _Atomic int waiting, woke;
+
+struct waiter_arg {
+	_Atomic uint32_t *addr;
+	uint32_t bitset;
+	long ret;
+};
+
+static void *bit_waiter(void *p)
+{
+	struct waiter_arg *w = p;
+	struct timespec three = { 3, 0 };
+
+	atomic_fetch_add(&waiting, 1);
+	w->ret = futex(w->addr, FUTEX_WAIT_BITSET_PRIVATE, 0, NULL, NULL, w->bitset);
+	if (w->ret != 0) /* a timeout instead of a hang: FUTEX_WAIT with a relative limit */
+		w->ret = futex(w->addr, FUTEX_WAIT_PRIVATE, 0, &three, NULL, 0);
+	atomic_fetch_add(&woke, 1);
+	return NULL;
+}
+
+static void *plain_waiter(void *p)
+{
+	struct waiter_arg *w = p;
+	struct timespec three = { 3, 0 };
+
+	atomic_fetch_add(&waiting, 1);
+	w->ret = futex(w->addr, FUTEX_WAIT_PRIVATE, 0, &three, NULL, 0);
+	atomic_fetch_add(&woke, 1);
+	return NULL;
+}
+
+static void wait_count(_Atomic int *v, int want)
+{
+	for (int i = 0; i < 3000 && atomic_load(v) < want; i++)
+		usleep(1000);
+	usleep(20000); /* inside their waits by now */
+}
+
+int main(void)
+{
+	pthread_t t[8];
+
+	for (int i = 0; i < 8; i++)
+		pthread_create(&t[i], NULL, incrementer, NULL);
+	for (int i = 0; i < 8; i++)
+		pthread_join(t[i], NULL);
+	result("futex mutex: 8 x 2,000 increments, exact", counter == 16000);
+
+	_Atomic uint32_t w = 1;
+	long r = futex(&w, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+	result("FUTEX_WAIT on a changed word: EAGAIN", r == -1 && errno == EAGAIN);
+
+	struct timespec tenth = { 0, 50000000L };
+	double t0 = now_s();
+	r = futex(&w, FUTEX_WAIT_PRIVATE, 1, &tenth, NULL, 0);
+	result("FUTEX_WAIT, 50 ms: ETIMEDOUT", r == -1 && errno == ETIMEDOUT && now_s() - t0 >= 0.049);
+
+	struct timespec abs;
+	clock_gettime(CLOCK_MONOTONIC, &abs);
+	abs.tv_nsec += 50000000L;
+	if (abs.tv_nsec >= 1000000000L)
+		abs.tv_sec++, abs.tv_nsec -= 1000000000L;
+	r = futex(&w, FUTEX_WAIT_BITSET_PRIVATE, 1, &abs, NULL, FUTEX_BITSET_MATCH_ANY);
+	result("FUTEX_WAIT_BITSET, absolute deadline: ETIMEDOUT", r == -1 && errno == ETIMEDOUT);
+
+	/* 5: two waiters with bitsets 1 and 2; a wake for bitset 2 wakes only the second */
+	struct waiter_arg b1 = { &word_a, 1, -2 }, b2 = { &word_a, 2, -2 };
+	atomic_store(&waiting, 0);
+	atomic_store(&woke, 0);
+	pthread_create(&t[0], NULL, bit_waiter, &b1);
+	pthread_create(&t[1], NULL, bit_waiter, &b2);
+	wait_count(&waiting, 2);
+	long n = futex(&word_a, FUTEX_WAKE_BITSET_PRIVATE, 2, NULL, NULL, 2);
+	wait_count(&woke, 1);
+	int only_second = n == 1 && atomic_load(&woke) == 1 && b2.ret == 0;
+	futex(&word_a, FUTEX_WAKE_BITSET_PRIVATE, 1, NULL, NULL, 1);
+	pthread_join(t[0], NULL);
+	pthread_join(t[1], NULL);
+	result("FUTEX_WAKE_BITSET wakes only the matching waiter", only_second && b1.ret == 0);
+
+	/* 6: three waiters on a; CMP_REQUEUE wakes 1 and moves 2 to b; b's wake ends them */
+	struct waiter_arg q[3] = { { &word_a, 0, -2 }, { &word_a, 0, -2 }, { &word_a, 0, -2 } };
+	atomic_store(&waiting, 0);
+	atomic_store(&woke, 0);
+	for (int i = 0; i < 3; i++)
+		pthread_create(&t[i], NULL, plain_waiter, &q[i]);
+	wait_count(&waiting, 3);
+	r = futex(&word_a, FUTEX_CMP_REQUEUE_PRIVATE, 1, (const struct timespec *)(uintptr_t)10, &word_b, 1);
+	int stale = r == -1 && errno == EAGAIN;
+	r = futex(&word_a, FUTEX_CMP_REQUEUE_PRIVATE, 1, (const struct timespec *)(uintptr_t)10, &word_b, 0);
+	wait_count(&woke, 1);
+	int one_woken = r == 3 && atomic_load(&woke) == 1;
+	n = futex(&word_b, FUTEX_WAKE_PRIVATE, 10, NULL, NULL, 0);
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	result("FUTEX_CMP_REQUEUE with a stale value: EAGAIN", stale);
+	result("FUTEX_CMP_REQUEUE: one woken, two moved and woken from the second word",
+	       one_woken && n == 2 && q[0].ret == 0 && q[1].ret == 0 && q[2].ret == 0);
+	return failed;
+}
