@@ -44,7 +44,7 @@ _Static_assert(sizeof(struct fx_barrier) == sizeof(pthread_barrier_t), "glibc's 
 
 static bool ours(const pthread_barrier_t *b)
 {
-	return fx_rt_active && ((const struct fx_barrier *)b)->magic == BARRIER_MAGIC;
+	return fx_sync_ours() && ((const struct fx_barrier *)b)->magic == BARRIER_MAGIC;
 }
 
 FX_PUBLIC int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *attr,
@@ -55,7 +55,7 @@ FX_PUBLIC int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierat
 
 	if (attr)
 		pthread_barrierattr_getpshared(attr, &pshared);
-	if (!fx_rt_active || pshared == PTHREAD_PROCESS_SHARED)
+	if (!fx_sync_ours() || pshared == PTHREAD_PROCESS_SHARED)
 		return REAL(pthread_barrier_init)(b, attr, count);
 	if (count == 0 || count >= INT_MAX) /* glibc's bound */
 		return EINVAL;

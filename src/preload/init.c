@@ -9,10 +9,23 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/auxv.h>
 
 #include "preload/real.h"
 
 bool fx_rt_active;
+
+bool fx_sync_ours(void)
+{
+	static _Atomic int ours; /* 0 not known yet, 1 yes, 2 no */
+	int v = atomic_load_explicit(&ours, memory_order_relaxed);
+
+	if (fx_unlikely(!v)) {
+		v = getauxval(AT_HWCAP2) & (1 << 1) /* HWCAP2_FSGSBASE */ ? 1 : 2;
+		atomic_store_explicit(&ours, v, memory_order_relaxed);
+	}
+	return v == 1;
+}
 
 __attribute__((constructor(101))) static void preload_start(void)
 {

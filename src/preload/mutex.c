@@ -67,7 +67,7 @@ static int self_id(void)
 
 static bool ours(const pthread_mutex_t *m)
 {
-	return fx_rt_active && !(((const struct fx_mutex *)m)->kind & KIND_GLIBC);
+	return fx_sync_ours() && !(((const struct fx_mutex *)m)->kind & KIND_GLIBC);
 }
 
 FX_PUBLIC int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
@@ -81,7 +81,7 @@ FX_PUBLIC int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *
 		pthread_mutexattr_getrobust(attr, &robust);
 		pthread_mutexattr_getprotocol(attr, &proto);
 	}
-	if (!fx_rt_active || pshared == PTHREAD_PROCESS_SHARED || robust == PTHREAD_MUTEX_ROBUST ||
+	if (!fx_sync_ours() || pshared == PTHREAD_PROCESS_SHARED || robust == PTHREAD_MUTEX_ROBUST ||
 	    proto != PTHREAD_PRIO_NONE)
 		return REAL(pthread_mutex_init)(m, attr);
 	memset(m, 0, sizeof(*m));
@@ -240,7 +240,7 @@ _Static_assert(offsetof(struct fx_cond, wrefs) == 36, "where glibc keeps __wrefs
 
 static bool cond_ours(const pthread_cond_t *c)
 {
-	return fx_rt_active && !(((const struct fx_cond *)c)->wrefs & 1);
+	return fx_sync_ours() && !(((const struct fx_cond *)c)->wrefs & 1);
 }
 
 FX_PUBLIC int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *attr)
@@ -252,7 +252,7 @@ FX_PUBLIC int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *att
 		pthread_condattr_getpshared(attr, &pshared);
 		pthread_condattr_getclock(attr, &clock);
 	}
-	if (!fx_rt_active || pshared == PTHREAD_PROCESS_SHARED)
+	if (!fx_sync_ours() || pshared == PTHREAD_PROCESS_SHARED)
 		return REAL(pthread_cond_init)(c, attr);
 	memset(c, 0, sizeof(*c));
 	((struct fx_cond *)c)->clock = (int)clock;

@@ -29,6 +29,18 @@
 /* Whether the runtime runs this process (flexsc-run, and the start went well). */
 extern bool fx_rt_active;
 
+/*
+ * Whether the program's mutexes, conditions, rwlocks, barriers, semaphores
+ * and spinlocks are ours: from the very first call, before the runtime
+ * starts too. Libraries loaded with the program run their constructors
+ * before the preload's, and some make and take locks there (BIND's libisc,
+ * OpenSSL); an object glibc initialised and locked, then used by ours,
+ * would be read in the wrong layout (BIND hung in its first rwlock).
+ * Ours also serve kernel threads, so they stay when the runtime cannot
+ * start, unless the CPU lacks FSGSBASE (they read %gs).
+ */
+bool fx_sync_ours(void);
+
 /* A raw result (>= 0 or -errno) as libc returns it. */
 static inline long fx_libc_ret(long r)
 {

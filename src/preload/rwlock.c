@@ -83,7 +83,7 @@ static int self_id(void)
 
 static bool ours(const pthread_rwlock_t *l)
 {
-	return fx_rt_active && !((const struct fx_rwlock *)l)->shared;
+	return fx_sync_ours() && !((const struct fx_rwlock *)l)->shared;
 }
 
 static bool prefer_writer(const struct fx_rwlock *x)
@@ -232,7 +232,7 @@ FX_PUBLIC int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_
 		pthread_rwlockattr_getpshared(attr, &pshared);
 		pthread_rwlockattr_getkind_np(attr, &kind);
 	}
-	if (!fx_rt_active || pshared == PTHREAD_PROCESS_SHARED)
+	if (!fx_sync_ours() || pshared == PTHREAD_PROCESS_SHARED)
 		return REAL(pthread_rwlock_init)(l, attr);
 	memset(l, 0, sizeof(*l));
 	((struct fx_rwlock *)l)->flags = (unsigned)kind;

@@ -51,7 +51,7 @@ _Static_assert(SEM_VALUE_MAX == 0x7fffffff, "the value fits below QUEUED");
 
 static bool ours(const sem_t *s)
 {
-	return fx_rt_active && ((const struct fx_sem *)s)->magic == SEM_MAGIC;
+	return fx_sync_ours() && ((const struct fx_sem *)s)->magic == SEM_MAGIC;
 }
 
 static int fail(int err)
@@ -64,7 +64,7 @@ FX_PUBLIC int sem_init(sem_t *s, int pshared, unsigned value)
 {
 	struct fx_sem *x = (struct fx_sem *)s;
 
-	if (!fx_rt_active || pshared)
+	if (!fx_sync_ours() || pshared)
 		return REAL(sem_init)(s, pshared, value);
 	if (value > SEM_VALUE_MAX)
 		return fail(EINVAL);

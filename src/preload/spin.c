@@ -38,7 +38,7 @@ static _Atomic int *word(pthread_spinlock_t *l)
 FX_PUBLIC int pthread_spin_init(pthread_spinlock_t *l, int pshared)
 {
 	(void)pshared;
-	if (!fx_rt_active)
+	if (!fx_sync_ours())
 		return REAL(pthread_spin_init)(l, pshared);
 	atomic_store_explicit(word(l), 0, memory_order_relaxed);
 	return 0;
@@ -46,7 +46,7 @@ FX_PUBLIC int pthread_spin_init(pthread_spinlock_t *l, int pshared)
 
 FX_PUBLIC int pthread_spin_destroy(pthread_spinlock_t *l)
 {
-	if (!fx_rt_active)
+	if (!fx_sync_ours())
 		return REAL(pthread_spin_destroy)(l);
 	return 0;
 }
@@ -92,7 +92,7 @@ FX_PUBLIC int pthread_spin_lock(pthread_spinlock_t *l)
 	_Atomic int *w = word(l);
 	struct backoff b = { 0, SLEEP_MIN_NS };
 
-	if (!fx_rt_active)
+	if (!fx_sync_ours())
 		return REAL(pthread_spin_lock)(l);
 	for (;;) {
 		if (try_take(w))
@@ -109,14 +109,14 @@ FX_PUBLIC int pthread_spin_lock(pthread_spinlock_t *l)
 
 FX_PUBLIC int pthread_spin_trylock(pthread_spinlock_t *l)
 {
-	if (!fx_rt_active)
+	if (!fx_sync_ours())
 		return REAL(pthread_spin_trylock)(l);
 	return try_take(word(l)) ? 0 : EBUSY;
 }
 
 FX_PUBLIC int pthread_spin_unlock(pthread_spinlock_t *l)
 {
-	if (!fx_rt_active)
+	if (!fx_sync_ours())
 		return REAL(pthread_spin_unlock)(l);
 	atomic_store_explicit(word(l), 0, memory_order_release);
 	return 0;

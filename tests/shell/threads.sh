@@ -19,6 +19,8 @@
 #   // flexsc-test: skip-config NAME [why]   do not run that configuration
 #   // flexsc-test: shlib                    also build this source with
 #        -DFLEXSC_TEST_SHLIB -shared -fPIC into NAME.so, passed as argument 1
+#   // flexsc-test: shlib-linked             build it so into libNAME.so and
+#        link the program against it (its constructors run at load time)
 #
 # Environment: FLEXSC_BUILD (set by tests/run.sh), CC (cc), and for
 # working on one program: FLEXSC_THREADS_ONLY (a glob of program names),
@@ -109,20 +111,35 @@ for src in "${sources[@]}"; do
 	bin=$out/$name
 	args=()
 	declare -A skipped=()
-	shlib=0
+	shlib=0 linked=0
 	while IFS= read -r d; do
 		read -r -a w <<<"$d"
 		case ${w[0]:-} in
 		args) args+=("${w[@]:1}") ;;
 		skip-config) skipped[${w[1]:-}]="${w[*]:2}" ;;
 		shlib) shlib=1 ;;
+		shlib-linked) linked=1 ;;
 		*) line FAIL "$name" build "unknown directive '// flexsc-test: $d'"; fail=$((fail + 1)); failed+=("$name"); continue 2 ;;
 		esac
 	done < <(sed -n 's|^[[:space:]]*// flexsc-test:[[:space:]]*||p' "$src")
 
+	# shlib-linked: the source built with FLEXSC_TEST_SHLIB is also a library
+	# the program links, so its constructors run at load, before the preload's
+	link=()
+	if [ $linked = 1 ]; then
+		if ! "$cc" "${cflags[@]}" -DFLEXSC_TEST_SHLIB -shared -fPIC -o "$out/lib$name.so" "$src" \
+			2>"$logs/$name.build"; then
+			line FAIL "$name" build "the linked library does not compile:"
+			sed 's/^/       /' "$logs/$name.build" | head -n 20
+			fail=$((fail + 1)); failed+=("$name")
+			continue
+		fi
+		link=("-L$out" "-l$name" "-Wl,-rpath,$out")
+	fi
+
 	# build (cached: again only when the source or this script is newer)
 	if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ "$0" -nt "$bin" ]; then
-		if ! "$cc" "${cflags[@]}" -o "$bin" "$src" 2>"$logs/$name.build"; then
+		if ! "$cc" "${cflags[@]}" -o "$bin" "$src" "${link[@]}" 2>"$logs/$name.build"; then
 			line FAIL "$name" build "does not compile:"
 			sed 's/^/       /' "$logs/$name.build" | head -n 20
 			rm -f "$bin"

@@ -1,0 +1,148 @@
+/*
+ * Locks a library makes and takes in its constructor, which runs before
+ * the preloaded runtime's (BIND's libisc and OpenSSL do): the program then
+ * uses them from threads.
+ *   1. an rwlock read-locked in the constructor: main unlocks it, and a
+ *      thread's timed write lock gets it;
+ *   2. a mutex initialised and locked in the constructor: main unlocks it,
+ *      and a thread's timed lock gets it;
+ *   3. a condition variable initialised in the constructor: a thread's
+ *      timed wait is signalled by main;
+ *   4. a semaphore initialised and waited in the constructor: main posts,
+ *      and a thread's timed wait gets it.
+ * Built twice: with FLEXSC_TEST_SHLIB as the library the program links
+ * (so its constructor runs at load), and as the program. Every wait has a
+ * 5 s limit: a lock left in a state nobody can read is a FAIL, not a hang.
+ */
+// flexsc-test: shlib-linked
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <time.h>
+
+extern pthread_rwlock_t early_rw;
+extern pthread_mutex_t early_m;
+extern pthread_cond_t early_c;
+extern sem_t early_s;
+extern int early_ok;
+
+#ifdef FLEXSC_TEST_SHLIB
+
+pthread_rwlock_t early_rw = PTHREAD_RWLOCK_INITIALIZER;
+pthread_mutex_t early_m;
+pthread_cond_t early_c;
+sem_t early_s;
+int early_ok;
+
+__attribute__((constructor)) static void early(void)
+{
+	early_ok = pthread_rwlock_rdlock(&early_rw) == 0 && pthread_mutex_init(&early_m, NULL) == 0 &&
+		   pthread_mutex_lock(&early_m) == 0 && pthread_cond_init(&early_c, NULL) == 0 &&
+		   sem_init(&early_s, 0, 1) == 0 && sem_wait(&early_s) == 0;
+}
+
+#else
+
+static int failed;
+
+static void result(const char *what, int ok)
+{
+	printf("early_locks: %s: %s\n", what, ok ? "ok" : "FAIL");
+	if (!ok)
+		failed = 1;
+}
+
+static struct timespec in_5s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 5;
+	return ts;
+}
+
+static void *writer(void *arg)
+{
+	struct timespec ts = in_5s();
+	int err = pthread_rwlock_timedwrlock(&early_rw, &ts);
+
+	(void)arg;
+	if (!err)
+		pthread_rwlock_unlock(&early_rw);
+	return (void *)(__INTPTR_TYPE__)err;
+}
+
+static void *locker(void *arg)
+{
+	struct timespec ts = in_5s();
+	int err = pthread_mutex_timedlock(&early_m, &ts);
+
+	(void)arg;
+	if (!err)
+		pthread_mutex_unlock(&early_m);
+	return (void *)(__INTPTR_TYPE__)err;
+}
+
+static _Atomic int waiting, signalled;
+
+static void *cond_waiter(void *arg)
+{
+	struct timespec ts = in_5s();
+	int err = 0;
+
+	(void)arg;
+	pthread_mutex_lock(&early_m);
+	atomic_store(&waiting, 1);
+	while (!atomic_load(&signalled) && !err)
+		err = pthread_cond_timedwait(&early_c, &early_m, &ts);
+	pthread_mutex_unlock(&early_m);
+	return (void *)(__INTPTR_TYPE__)err;
+}
+
+static void *sem_taker(void *arg)
+{
+	struct timespec ts = in_5s();
+
+	(void)arg;
+	return (void *)(__INTPTR_TYPE__)(sem_timedwait(&early_s, &ts) ? errno : 0);
+}
+
+static int run(void *(*fn)(void *))
+{
+	pthread_t t;
+	void *r = (void *)1;
+
+	if (pthread_create(&t, NULL, fn, NULL))
+		return 0;
+	pthread_join(t, &r);
+	return r == NULL;
+}
+
+int main(void)
+{
+	result("the library's constructor made and took its locks", early_ok);
+	result("rwlock read-locked there: unlocked here, then write-locked by a thread",
+	       pthread_rwlock_unlock(&early_rw) == 0 && run(writer));
+	result("mutex locked there: unlocked here, then locked by a thread",
+	       pthread_mutex_unlock(&early_m) == 0 && run(locker));
+
+	pthread_t t;
+	void *r = (void *)1;
+	pthread_create(&t, NULL, cond_waiter, NULL);
+	while (!atomic_load(&waiting))
+		sched_yield();
+	pthread_mutex_lock(&early_m);
+	atomic_store(&signalled, 1);
+	pthread_cond_signal(&early_c);
+	pthread_mutex_unlock(&early_m);
+	pthread_join(t, &r);
+	result("condition made there: a thread's wait is signalled", r == NULL);
+
+	result("semaphore taken there: posted here, taken by a thread", sem_post(&early_s) == 0 && run(sem_taker));
+	return failed;
+}
+
+#endif
