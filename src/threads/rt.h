@@ -69,6 +69,7 @@ struct fx_uthread {
 	_Atomic int cancel_lock;    /* guards cancel_waiter against fx_interrupt */
 	flexsc_call_t pending_call; /* its exception-less call in flight (FX_U_SYSCALL) */
 	struct fx_uthread *cancel_next; /* on its carrier's cancel inbox */
+	_Atomic int in_inbox;       /* on a cancel inbox now: pushed once, however many ask */
 	struct fx_waiter *intr_waiter; /* an interruptible wait a signal ends (sleep, sigsuspend); under cancel_lock */
 	uint64_t sigwait_set;       /* in sigwait: the signals it takes (signals.c) */
 	siginfo_t sigwait_info;     /* the one it took */

@@ -190,7 +190,9 @@ static void serve_cancels(struct fx_carrier *c)
 
 	while (u) {
 		struct fx_uthread *next = u->cancel_next;
-		if (atomic_load(&u->state) == FX_U_SYSCALL)
+		atomic_store(&u->in_inbox, 0); /* after reading next: a new push starts a new list */
+		/* its call in flight on this queue, not one it made since, elsewhere */
+		if (atomic_load(&u->state) == FX_U_SYSCALL && u->home == c)
 			flexsc_cancel(c->q, u->pending_call);
 		u = next;
 	}
@@ -333,6 +335,9 @@ void fx_interrupt_call(struct fx_uthread *u)
 		fx_overflow_interrupt(u);
 	if (atomic_load(&u->state) == FX_U_SYSCALL && u->home) {
 		struct fx_carrier *c = u->home;
+		/* a second push before the carrier serves the first would make the list a cycle */
+		if (atomic_exchange(&u->in_inbox, 1))
+			return;
 		u->cancel_next = atomic_load(&c->cancel_inbox);
 		while (!atomic_compare_exchange_weak(&c->cancel_inbox, &u->cancel_next, u))
 			;
@@ -695,6 +700,7 @@ int fx_rt_after_fork_child(void)
 	c->timers = NULL;
 	atomic_store(&c->timer_lock, 0);
 	atomic_store(&c->cancel_inbox, NULL);
+	atomic_store(&self->in_inbox, 0);
 	atomic_store(&c->sleeping, FX_C_AWAKE);
 	c->inflight = 0;
 	c->prev = NULL;

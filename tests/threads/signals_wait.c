@@ -10,7 +10,9 @@
  *   4. pause() in a thread: pthread_kill ends it after the handler ran;
  *   5. a process-directed signal every thread blocks: sigpending shows it
  *      and sigwait in main takes it;
- *   6. sigtimedwait with 100 ms and nothing sent: EAGAIN, after >= 100 ms.
+ *   6. sigtimedwait with 100 ms and nothing sent: EAGAIN, after >= 100 ms;
+ *   7. a burst of signals (SA_RESTART) at a thread blocked in read(): the
+ *      handler runs, the read goes on and returns the byte written later.
  * Every wait is bounded: a lost signal is a FAIL, not a hang.
  */
 #define _GNU_SOURCE
@@ -148,6 +150,22 @@ static void *pauser(void *arg)
 	return NULL;
 }
 
+/* ---- 7. a burst ---- */
+
+static int burst_pipe[2];
+
+static void *burst_reader(void *arg)
+{
+	int *ok = arg;
+	char c = 0;
+
+	unblock(SIGUSR1);
+	atomic_store(&ready, 1);
+	ssize_t n = read(burst_pipe[0], &c, 1);
+	*ok = n == 1 && c == 'z' && tls_hits >= 1;
+	return NULL;
+}
+
 /* Runs fn in a thread, lets it block, sends sig (process-wide or to it), joins. */
 static int run_step(void *(*fn)(void *), int sig, int to_thread)
 {
@@ -218,5 +236,26 @@ int main(void)
 	int r = sigtimedwait(&want, NULL, &tenth);
 	int err = errno;
 	result("sigtimedwait times out with EAGAIN", r == -1 && err == EAGAIN && now_s() - t0 >= 0.099);
+
+	pthread_t bt;
+	int bok = 0;
+	if (pipe(burst_pipe)) {
+		perror("pipe");
+		return 1;
+	}
+	atomic_store(&ready, 0);
+	pthread_create(&bt, NULL, burst_reader, &bok);
+	wait_set(&ready);
+	usleep(50000);
+	for (int i = 0; i < 200; i++) {
+		pthread_kill(bt, SIGUSR1);
+		if (i % 20 == 0)
+			usleep(1000);
+	}
+	usleep(50000);
+	if (write(burst_pipe[1], "z", 1) != 1)
+		perror("write");
+	pthread_join(bt, NULL);
+	result("a burst of SA_RESTART signals: the read goes on and gets its byte", bok);
 	return failed;
 }
