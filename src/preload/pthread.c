@@ -193,7 +193,7 @@ static __thread struct spec *spec_blocks[FX_KEYS_MAX / SPEC_BLOCK];
 
 FX_PUBLIC int pthread_key_create(pthread_key_t *key, void (*destructor)(void *))
 {
-	if (!fx_rt_active)
+	if (!fx_sync_ours())
 		return REAL(pthread_key_create)(key, destructor);
 	for (unsigned k = 0; k < FX_KEYS_MAX; k++) {
 		uintptr_t seq = atomic_load(&keys[k].seq);
@@ -209,7 +209,7 @@ FX_PUBLIC int pthread_key_create(pthread_key_t *key, void (*destructor)(void *))
 
 FX_PUBLIC int pthread_key_delete(pthread_key_t key)
 {
-	if (!fx_rt_active)
+	if (!fx_sync_ours())
 		return REAL(pthread_key_delete)(key);
 	if (key >= FX_KEYS_MAX)
 		return EINVAL;
@@ -221,7 +221,7 @@ FX_PUBLIC int pthread_key_delete(pthread_key_t key)
 
 FX_PUBLIC void *pthread_getspecific(pthread_key_t key)
 {
-	if (!fx_rt_active)
+	if (!fx_sync_ours())
 		return REAL(pthread_getspecific)(key);
 	if (key >= FX_KEYS_MAX)
 		return NULL;
@@ -234,7 +234,7 @@ FX_PUBLIC void *pthread_getspecific(pthread_key_t key)
 
 FX_PUBLIC int pthread_setspecific(pthread_key_t key, const void *value)
 {
-	if (!fx_rt_active)
+	if (!fx_sync_ours())
 		return REAL(pthread_setspecific)(key, value);
 	if (key >= FX_KEYS_MAX)
 		return EINVAL;

@@ -30,9 +30,9 @@
 extern bool fx_rt_active;
 
 /*
- * Whether the program's mutexes, conditions, rwlocks, barriers, semaphores
- * and spinlocks are ours: from the very first call, before the runtime
- * starts too. Libraries loaded with the program run their constructors
+ * Whether the program's mutexes, conditions, rwlocks, barriers, semaphores,
+ * spinlocks and thread-specific keys are ours: from the very first call,
+ * before the runtime starts too. Libraries loaded with the program run their constructors
  * before the preload's, and some make and take locks there (BIND's libisc,
  * OpenSSL); an object glibc initialised and locked, then used by ours,
  * would be read in the wrong layout (BIND hung in its first rwlock).

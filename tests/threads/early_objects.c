@@ -1,7 +1,7 @@
 /*
- * Locks a library makes and takes in its constructor, which runs before
- * the preloaded runtime's (BIND's libisc and OpenSSL do): the program then
- * uses them from threads.
+ * Locks and keys a library makes and uses in its constructor, which runs
+ * before the preloaded runtime's (BIND's libisc and OpenSSL do): the
+ * program then uses them from threads.
  *   1. an rwlock read-locked in the constructor: main unlocks it, and a
  *      thread's timed write lock gets it;
  *   2. a mutex initialised and locked in the constructor: main unlocks it,
@@ -9,7 +9,9 @@
  *   3. a condition variable initialised in the constructor: a thread's
  *      timed wait is signalled by main;
  *   4. a semaphore initialised and waited in the constructor: main posts,
- *      and a thread's timed wait gets it.
+ *      and a thread's timed wait gets it;
+ *   5. a thread-specific key created and set in the constructor: main
+ *      reads the value set there, a new thread reads NULL and sets its own.
  * Built twice: with FLEXSC_TEST_SHLIB as the library the program links
  * (so its constructor runs at load), and as the program. Every wait has a
  * 5 s limit: a lock left in a state nobody can read is a FAIL, not a hang.
@@ -28,6 +30,8 @@ extern pthread_mutex_t early_m;
 extern pthread_cond_t early_c;
 extern sem_t early_s;
 extern int early_ok;
+extern pthread_key_t early_key;
+extern int early_value;
 
 #ifdef FLEXSC_TEST_SHLIB
 
@@ -36,12 +40,16 @@ pthread_mutex_t early_m;
 pthread_cond_t early_c;
 sem_t early_s;
 int early_ok;
+pthread_key_t early_key;
+int early_value = 42;
 
 __attribute__((constructor)) static void early(void)
 {
 	early_ok = pthread_rwlock_rdlock(&early_rw) == 0 && pthread_mutex_init(&early_m, NULL) == 0 &&
 		   pthread_mutex_lock(&early_m) == 0 && pthread_cond_init(&early_c, NULL) == 0 &&
-		   sem_init(&early_s, 0, 1) == 0 && sem_wait(&early_s) == 0;
+		   sem_init(&early_s, 0, 1) == 0 && sem_wait(&early_s) == 0 &&
+		   pthread_key_create(&early_key, NULL) == 0 &&
+		   pthread_setspecific(early_key, &early_value) == 0;
 }
 
 #else
@@ -50,7 +58,7 @@ static int failed;
 
 static void result(const char *what, int ok)
 {
-	printf("early_locks: %s: %s\n", what, ok ? "ok" : "FAIL");
+	printf("early_objects: %s: %s\n", what, ok ? "ok" : "FAIL");
 	if (!ok)
 		failed = 1;
 }
@@ -110,6 +118,16 @@ static void *sem_taker(void *arg)
 	return (void *)(__INTPTR_TYPE__)(sem_timedwait(&early_s, &ts) ? errno : 0);
 }
 
+static void *key_user(void *arg)
+{
+	int mine = 7;
+
+	(void)arg;
+	if (pthread_getspecific(early_key) != NULL || pthread_setspecific(early_key, &mine))
+		return (void *)1;
+	return pthread_getspecific(early_key) == &mine ? NULL : (void *)1;
+}
+
 static int run(void *(*fn)(void *))
 {
 	pthread_t t;
@@ -142,6 +160,9 @@ int main(void)
 	result("condition made there: a thread's wait is signalled", r == NULL);
 
 	result("semaphore taken there: posted here, taken by a thread", sem_post(&early_s) == 0 && run(sem_taker));
+	result("key set there: main reads its value, a thread has its own",
+	       pthread_getspecific(early_key) == &early_value && run(key_user) &&
+	       pthread_getspecific(early_key) == &early_value);
 	return failed;
 }
 
