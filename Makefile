@@ -139,3 +139,19 @@ clean:
 	rm -rf build build-* results
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
+
+# Real Debian servers (Apache, MariaDB, BIND), unmodified, on NPTL and under
+# flexsc-run side by side: bench/servers/run.sh, results/servers-*.jsonl.
+# Options for the scripts: FLEXSC_SERVERS_FLAGS (e.g. "--seconds 30", or
+# for bench-servers "--sweep" or "-- --seconds 30").
+.PHONY: deps-servers bench-servers bench-apache bench-mariadb bench-bind
+deps-servers:
+	@scripts/deps.sh build servers
+
+bench-servers: deps-servers
+	@$(MAKE) --no-print-directory all
+	@bench/servers/run.sh $(B) $(FLEXSC_SERVERS_FLAGS)
+
+bench-apache bench-mariadb bench-bind: bench-%: deps-servers
+	@$(MAKE) --no-print-directory all
+	@bench/servers/$*.sh $(B) $(FLEXSC_SERVERS_FLAGS)

@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # Installs what flexsc needs from Debian 12 and is missing: as root with
 # apt-get; otherwise prints the exact command to run and fails.
-# Usage: scripts/deps.sh [--check] [GROUP...]   GROUP: build test bench (default: all)
+# Usage: scripts/deps.sh [--check] [GROUP...]   GROUP: build test bench servers
+#   (default: build test bench; servers only when asked: make bench-servers)
 #   --check  install nothing; fail with the list if anything is missing
+# servers: real Debian servers for bench/servers/. Their packages would start
+# system services on install; a temporary /usr/sbin/policy-rc.d that exits
+# 101 (only if none exists, removed afterwards) forbids that, so no system
+# instance is started, and one that already runs is left alone.
 set -eu
 
 declare -A group=(
 	[build]="gcc make libc6-dev liburing-dev pkg-config"
 	[test]="clang libclang-rt-14-dev procps pigz stress-ng"
 	[bench]="python3 python3-matplotlib valgrind wrk"
+	[servers]="apache2 apache2-utils mariadb-server mariadb-client sysbench bind9 bind9-utils dnsperf gdb strace procps iproute2 python3 wrk"
 )
 
 check=0
@@ -16,8 +22,8 @@ groups=()
 for a in "$@"; do
 	case $a in
 	--check) check=1 ;;
-	build|test|bench) groups+=("$a") ;;
-	*) echo "scripts/deps.sh: unknown argument '$a' (groups: build test bench; --check)" >&2; exit 2 ;;
+	build|test|bench|servers) groups+=("$a") ;;
+	*) echo "scripts/deps.sh: unknown argument '$a' (groups: build test bench servers; --check)" >&2; exit 2 ;;
 	esac
 done
 [ ${#groups[@]} -gt 0 ] || groups=(build test bench)
@@ -39,5 +45,13 @@ if [ "$check" = 1 ] || [ "$(id -u)" != 0 ]; then
 fi
 echo "flexsc: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
+policy=/usr/sbin/policy-rc.d
+if [ ! -e "$policy" ]; then
+	# no service may start during the install; ours goes away afterwards, even on failure
+	trap 'rm -f "$policy"' EXIT
+	trap 'exit 130' INT TERM
+	printf '#!/bin/sh\n# scripts/deps.sh (flexsc): no service starts while it installs\nexit 101\n' >"$policy"
+	chmod 755 "$policy"
+fi
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,227 @@
+#!/usr/bin/env bash
+# Apache httpd 2.4 (Debian's apache2), unmodified, on NPTL against flexsc-run.
+#   bench/servers/apache.sh BUILD [--conc "LIST"] [--clients "wrk ab"] [--mpm worker|event]
+#       [--threads-per-child N] [--file 128.html|1k.html|4k.html] [common options: lib.sh]
+#
+# A private ServerRoot under /tmp: its own httpd.conf (Listen 127.0.0.1:PORT
+# only, its own PidFile, runtime dir and logs, DocumentRoot of small static
+# files, keep-alive), the MPM (default worker: a thread per connection,
+# keep-alive included; or event) with THREADS-PER-CHILD threads per child
+# (default 64) and enough children for twice the concurrency (at least 2;
+# every child started up front and none retired, so the process set is
+# fixed while it is measured). The event MPM closes the idle keep-alive
+# connections of a child whose workers are all busy, which wrk counts as
+# read errors: with it, a point may fail on NPTL as well. The parent
+# runs as root and its children as www-data, as Debian runs it.
+# For each concurrency (default "64 512"; the issue's sweep: "16 64 256
+# 1024 2048") and each client (wrk -t1 --latency, ab -k: both keep-alive,
+# GET of one file), the server is started under each runtime, loaded
+# for --warm then --seconds, and stopped (SIGTERM to the parent: Apache's
+# stop). Results: results/servers-apache.jsonl, and the table.
+set -euo pipefail
+SV_SERVER=apache SV_NAME=bench/servers/apache.sh SV_COMM=apache2
+sv_usage() { sed -n '3,4p' "$0" | sed 's/^# *//' >&2; exit 2; }
+. "$(dirname "$0")/lib.sh"
+sv_version() { /usr/sbin/apache2 -v 2>/dev/null | sed -n 's/^Server version: //p'; }
+
+sv_parse_common "$@"
+conc_list="64 512" clients="wrk ab" mpm=worker tpc=64 file=1k.html
+set -- ${SV_ARGS[@]+"${SV_ARGS[@]}"}
+while [ $# -gt 0 ]; do
+	case $1 in
+	--conc) [ $# -ge 2 ] || sv_usage; conc_list=$2; shift ;;
+	--clients) [ $# -ge 2 ] || sv_usage; clients=$2; shift ;;
+	--mpm) [ $# -ge 2 ] || sv_usage; mpm=$2; shift ;;
+	--threads-per-child) [ $# -ge 2 ] || sv_usage; tpc=$2; shift ;;
+	--file) [ $# -ge 2 ] || sv_usage; file=$2; shift ;;
+	*) sv_usage ;;
+	esac
+	shift
+done
+case $mpm in event|worker) ;; *) sv_usage ;; esac
+case $file in 128.html|1k.html|4k.html) ;; *) sv_usage ;; esac
+for n in $conc_list $tpc; do case $n in ''|*[!0-9]*) sv_usage ;; esac; done
+for c in $clients; do case $c in wrk|ab) ;; *) sv_usage ;; esac; done
+[ -x /usr/sbin/apache2 ] || sv_die "/usr/sbin/apache2 is missing: scripts/deps.sh servers"
+sv_setup wrk ab
+
+root=$sv_tmp/apache
+mkdir -p "$root/conf" "$root/htdocs" "$root/logs" "$root/run"
+chmod -R 755 "$root"
+head -c 128 /dev/zero | tr '\0' a >"$root/htdocs/128.html"
+head -c 1024 /dev/zero | tr '\0' b >"$root/htdocs/1k.html"
+head -c 4096 /dev/zero | tr '\0' c >"$root/htdocs/4k.html"
+chmod 644 "$root"/htdocs/*
+port=$(sv_port 18280)
+url=http://127.0.0.1:$port/$file
+
+cat >"$sv_tmp/report.lua" <<'EOF'
+done = function(summary, latency, requests)
+	local e = summary.errors
+	io.write(string.format('WRKJSON {"requests":%d,"duration_us":%d,' ..
+		'"err_connect":%d,"err_read":%d,"err_write":%d,"err_status":%d,"err_timeout":%d,' ..
+		'"mean_us":%.1f,"p50_us":%d,"p99_us":%d,"max_us":%d}\n',
+		summary.requests, summary.duration,
+		e.connect, e.read, e.write, e.status, e.timeout,
+		latency.mean, latency:percentile(50), latency:percentile(99), latency.max))
+end
+EOF
+
+write_conf() { # conc
+	local children=$(((2 * $1 + tpc - 1) / tpc))
+	[ "$children" -ge 2 ] || children=2
+	APACHE_CHILDREN=$children
+	cat >"$root/conf/httpd.conf" <<EOF
+# bench/servers/apache.sh: a private instance; nothing here is the system's
+ServerRoot $root
+ServerName 127.0.0.1
+Listen 127.0.0.1:$port
+PidFile $root/run/httpd.pid
+DefaultRuntimeDir $root/run
+Mutex file:$root/run default
+LoadModule mpm_${mpm}_module /usr/lib/apache2/modules/mod_mpm_${mpm}.so
+LoadModule authz_core_module /usr/lib/apache2/modules/mod_authz_core.so
+LoadModule mime_module /usr/lib/apache2/modules/mod_mime.so
+LoadModule dir_module /usr/lib/apache2/modules/mod_dir.so
+User www-data
+Group www-data
+ErrorLog $root/logs/error.log
+LogLevel warn
+DocumentRoot $root/htdocs
+<Directory />
+	Require all granted
+	AllowOverride None
+</Directory>
+DirectoryIndex 1k.html
+TypesConfig /etc/mime.types
+KeepAlive On
+MaxKeepAliveRequests 0
+KeepAliveTimeout 30
+Timeout 30
+ListenBacklog 4096
+StartServers $children
+ServerLimit $children
+ThreadLimit $tpc
+ThreadsPerChild $tpc
+MaxRequestWorkers $((children * tpc))
+MinSpareThreads 1
+MaxSpareThreads $((children * tpc))
+MaxConnectionsPerChild 0
+EOF
+	[ "$mpm" = event ] && echo "AsyncRequestWorkerFactor 4" >>"$root/conf/httpd.conf"
+	return 0
+}
+
+http_ok() {
+	timeout -k 5 3 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port && printf 'GET /$file HTTP/1.0\r\nHost: x\r\n\r\n' >&3 && head -1 <&3" 2>/dev/null | grep -q ' 200 '
+}
+
+start_apache() {
+	: >"$root/logs/error.log"
+	rm -f "$root/run/httpd.pid"
+	sv_launch "$RT" "$root/logs/out.log" /usr/sbin/apache2 -d "$root" -f "$root/conf/httpd.conf" -DFOREGROUND
+	sv_wait_ready 20 http_ok || return 1
+	# every child up and serving (StartServers), bounded
+	for _ in $(seq 50); do
+		[ "$(sv_tree "$SERVER_PID" | wc -l)" -ge $((APACHE_CHILDREN + 1)) ] && return 0
+		sleep 0.2
+	done
+	sv_log "warning: only $(($(sv_tree "$SERVER_PID" | wc -l) - 1)) of $APACHE_CHILDREN children up"
+}
+
+stop_apache() { sv_stop kill -TERM "$SERVER_PID"; }
+
+client_wrk() { # seconds outfile
+	timeout -k 5 $(($1 + 60)) nice -n "$sv_nice" taskset -c 1 wrk -t1 -c "$CONC" -d "${1}s" --timeout 10s --latency \
+		-s "$sv_tmp/report.lua" "$url" >"$2" 2>&1 || echo "CLIENT-EXIT $?" >>"$2"
+}
+
+client_ab() { # seconds outfile: -t before -n (ab's -t resets -n); ab allocates -n records up front
+	timeout -k 5 $(($1 + 60)) nice -n "$sv_nice" taskset -c 1 ab -k -q -c "$CONC" -t "$1" -n $((100000 * $1)) -s 10 \
+		-e "$2.csv" "$url" >"$2" 2>&1 || echo "CLIENT-EXIT $?" >>"$2"
+}
+
+parse_wrk() {
+	python3 - "$1" <<'EOF'
+import json, re, sys
+t = open(sys.argv[1], errors="replace").read()
+m = re.search(r"^WRKJSON (.*)$", t, re.M)
+if not m:
+    print(json.dumps({"failure": "wrk produced no result"})); sys.exit()
+w = json.loads(m.group(1))
+d = w["duration_us"] / 1e6
+errs = {k[4:]: w[k] for k in w if k.startswith("err_")}
+r = {"ops": w["requests"], "throughput": round(w["requests"] / d, 1) if d else 0, "unit": "req",
+     "duration_s": round(d, 3), "mean_us": w["mean_us"], "p50_us": w["p50_us"], "p99_us": w["p99_us"],
+     "max_us": w["max_us"], "errors": errs}
+bad = [f"{k} {v}" for k, v in errs.items() if v]
+if bad or "CLIENT-EXIT" in t:
+    r["failure"] = "wrk reported errors: " + ", ".join(bad or ["exit status " + t.split("CLIENT-EXIT ")[1].split()[0]])
+elif not w["requests"]:
+    r["failure"] = "no request answered"
+print(json.dumps(r))
+EOF
+}
+
+parse_ab() {
+	python3 - "$1" <<'EOF'
+import json, re, sys
+f = sys.argv[1]
+t = open(f, errors="replace").read()
+def num(pat, default=None):
+    m = re.search(pat, t, re.M)
+    return float(m.group(1)) if m else default
+done = num(r"^Complete requests:\s+(\d+)")
+if done is None:
+    tail = " / ".join(t.strip().splitlines()[-3:])
+    print(json.dumps({"failure": "ab failed: " + tail[:300]})); sys.exit()
+dur = num(r"^Time taken for tests:\s+([\d.]+)")
+errs = {"failed": int(num(r"^Failed requests:\s+(\d+)", 0)),
+        "non_2xx": int(num(r"^Non-2xx responses:\s+(\d+)", 0)),
+        "write": int(num(r"^Write errors:\s+(\d+)", 0)),
+        "exceptions": int(num(r"Exceptions:\s+(\d+)", 0))}
+r = {"ops": int(done), "throughput": round(done / dur, 1) if dur else 0, "unit": "req", "duration_s": dur,
+     "mean_us": round(num(r"^Time per request:\s+([\d.]+) \[ms\] \(mean\)", 0) * 1000, 1), "errors": errs}
+try:  # ab -e: the time (ms) within which each percentage of the requests was served
+    pct = {}
+    for line in open(f + ".csv"):
+        a, _, b = line.strip().partition(",")
+        if a.isdigit():
+            pct[int(a)] = float(b)
+    r["p50_us"] = round(pct[50] * 1000)
+    r["p99_us"] = round(pct[99] * 1000)
+    r["max_us"] = round(pct[100] * 1000)
+except (OSError, KeyError, ValueError):
+    pass
+bad = [f"{k} {v}" for k, v in errs.items() if v]
+if bad:
+    r["failure"] = "ab reported errors: " + ", ".join(bad)
+elif "CLIENT-EXIT" in t:
+    r["failure"] = "ab exited with status " + t.split("CLIENT-EXIT ")[1].split()[0]
+elif not done:
+    r["failure"] = "no request answered"
+print(json.dumps(r))
+EOF
+}
+
+sv_start_fn=start_apache
+sv_stop_fn=stop_apache
+SV_LOGS="$root/logs/out.log $root/logs/error.log"
+sv_wait_quiet
+for CONC in $conc_list; do
+	write_conf "$CONC"
+	for CLIENT in $clients; do
+		sv_client_fn=client_$CLIENT
+		sv_parse_fn=parse_$CLIENT
+		for RT in $sv_runtimes; do
+			TAG=$mpm-c$CONC-$CLIENT
+			POINT=$(printf '{"mpm":"%s","conc":%s,"file":"%s","threads_per_child":%s,"children":%s}' \
+				"$mpm" "$CONC" "$file" "$tpc" "$APACHE_CHILDREN")
+			case " $SV_DEAD_RT " in *" $RT "*) sv_skip; continue ;; esac
+			sv_point
+		done
+	done
+done
+sv_summary "$sv_jsonl"
+sv_log "results in $sv_jsonl"
+exit $sv_failed

@@ -1,0 +1,486 @@
+# bench/servers/lib.sh: what apache.sh, mariadb.sh and bind.sh share. Sourced.
+#
+# Every script runs one real Debian server, unmodified, first on NPTL and
+# then under flexsc-run, side by side:
+#   nptl     taskset -c 0 SERVER...                              (kernel threads on CPU 0)
+#   flexsc   taskset -c 0 flexsc-run --cores 0 --stats -- SERVER... (one carrier on CPU 0)
+# with its client pinned to CPU 1 (taskset -c 1), for a bounded time per
+# point. It records throughput, mean and p99 latency, the server's CPU time
+# (utime+stime from /proc/PID/stat of every server process, children
+# included, and of the children it reaped: work per server CPU-second) and
+# the client's errors; any error, a server that does not start, or one
+# that dies, fails the point loudly (exit status 1). A server that does
+# not start or stops answering is backtraced with gdb while it still runs:
+# every kernel thread, and under flexsc-run every parked user thread too
+# (bench/servers/uthreads-bt.py); the file is named in the failure.
+# Every process is started in the background and stopped by its PID
+# (the server's own stop command, then TERM, then KILL; every wait bounded).
+#
+# Common options (after BUILD): --seconds S (measured, default 10), --warm S
+# (unmeasured load first, default 2), --runtimes "nptl flexsc", --out NAME
+# (results/NAME.jsonl; default servers-SERVER). Environment: as bench/http:
+# FLEXSC_BENCH_IDLE_WAIT (seconds to wait for other work to quiet down,
+# default 60), FLEXSC_BENCH_NICE (default -20 as root).
+#
+# The server's files (configuration, data, logs) live in a private
+# directory under /tmp, removed at exit; the artifacts of a failed point
+# are copied to results/servers-SERVER-fail-TAG.* first. Nothing touches a system
+# instance: own ports on 127.0.0.1 only, own pid files, sockets and keys.
+
+sv_here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+sv_out=$sv_here/results
+sv_failed=0
+SV_SKIP_AFTER_START_FAILURE=1 # a runtime whose server did not start once is not tried again
+SV_DEAD_RT=
+SV_CHILD_PIDS=
+SV_COMM=
+SERVER_PID=
+SV_EXTRA_PIDS=
+
+sv_die() { echo "$SV_NAME: $*" >&2; exit 1; }
+sv_log() { echo "$SV_NAME: $*" >&2; }
+
+# sv_parse_common "$@": sets sv_build, sv_dur, sv_warm, sv_runtimes, sv_name;
+# leaves what it does not know in SV_ARGS for the script.
+sv_parse_common() {
+	[ $# -ge 1 ] || sv_usage
+	sv_build=$(cd "$1" 2>/dev/null && pwd) || sv_die "no build directory '$1'"
+	shift
+	sv_dur=10 sv_warm=2 sv_runtimes="nptl flexsc" sv_name=servers-$SV_SERVER
+	SV_ARGS=()
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--seconds) [ $# -ge 2 ] || sv_usage; sv_dur=$2; shift ;;
+		--warm) [ $# -ge 2 ] || sv_usage; sv_warm=$2; shift ;;
+		--runtimes) [ $# -ge 2 ] || sv_usage; sv_runtimes=$2; shift ;;
+		--out) [ $# -ge 2 ] || sv_usage; sv_name=$2; shift ;;
+		-h|--help) sv_usage ;;
+		*) SV_ARGS+=("$1") ;;
+		esac
+		shift
+	done
+	case "$sv_dur$sv_warm" in *[!0-9]*|'') sv_usage ;; esac
+	for rt in $sv_runtimes; do
+		case $rt in nptl|flexsc) ;; *) sv_die "unknown runtime '$rt' (nptl flexsc)" ;; esac
+	done
+}
+
+# sv_setup CMD...: checks the tools, makes the private directory and the
+# private copy of the runtime, the JSONL file and its build line.
+sv_setup() {
+	local c
+	for c in "$@" taskset gdb python3 ss; do
+		command -v "$c" >/dev/null || sv_die "$c is missing: scripts/deps.sh servers (or make bench-servers)"
+	done
+	[ "$(nproc)" -ge 2 ] || sv_die "needs 2 CPUs (server on 0, client on 1)"
+	for c in flexsc-run libflexsc-run.so; do
+		[ -e "$sv_build/$c" ] || sv_die "$sv_build/$c is missing: run make first"
+	done
+	ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
+	mkdir -p "$sv_out"
+	sv_jsonl=$sv_out/$sv_name.jsonl
+	rm -f "$sv_out/servers-$SV_SERVER"-fail-* # artifacts of an earlier run would mislead
+	sv_tmp=$(mktemp -d "/tmp/flexsc-$SV_SERVER.XXXXXX")
+	chmod 755 "$sv_tmp" # servers drop privileges (www-data, mysql, bind) and must reach it
+	trap sv_cleanup EXIT
+	trap 'exit 130' INT TERM
+	# a private copy of the runtime: other work may rebuild BUILD meanwhile
+	mkdir "$sv_tmp/rt"
+	cp "$sv_build/flexsc-run" "$sv_build/libflexsc-run.so" "$sv_tmp/rt/"
+	chmod 755 "$sv_tmp/rt"
+	sv_hz=$(getconf CLK_TCK)
+	sv_nice=${FLEXSC_BENCH_NICE:-$([ "$(id -u)" = 0 ] && echo -20 || echo 0)}
+	nice -n "$sv_nice" true 2>/dev/null || sv_nice=0
+	local rev dirty=false
+	rev=$(git -C "$sv_here" rev-parse --short HEAD 2>/dev/null || echo unknown)
+	[ -n "$(git -C "$sv_here" status --porcelain -- src include 2>/dev/null)" ] && dirty=true
+	printf '{"bench":"build","server":"%s","git":"%s","src_dirty":%s,"libflexsc_run_sha256":"%s","server_version":"%s","date":"%s","seconds":%s,"warm":%s}\n' \
+		"$SV_SERVER" "$rev" "$dirty" "$(sha256sum "$sv_tmp/rt/libflexsc-run.so" | cut -c1-16)" \
+		"$(sv_version | tr -d '"\\' | head -1)" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$sv_dur" "$sv_warm" >"$sv_jsonl"
+}
+
+sv_cleanup() {
+	local p
+	for p in $SV_EXTRA_PIDS $SERVER_PID; do
+		if kill -0 "$p" 2>/dev/null; then
+			kill -KILL "$p" 2>/dev/null || true
+		fi
+	done
+	# the server's children (Apache's) that outlived it, by the PIDs recorded
+	for p in ${SV_CHILD_PIDS:-}; do
+		sv_live_orphan "$p" && kill -KILL "$p" 2>/dev/null
+	done
+	[ -n "$SERVER_PID" ] && wait "$SERVER_PID" 2>/dev/null
+	[ -n "${sv_tmp:-}" ] && rm -rf "$sv_tmp"
+	return 0
+}
+
+# A recorded child of the server that still runs (not a zombie) with the server gone.
+sv_live_orphan() {
+	local st
+	st=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null) || return 1
+	[ -n "$st" ] && [ "${st%% *}" != Z ] && [ "${st%% *}" != X ] &&
+		[ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$SV_COMM" ] &&
+		{ [ -z "$SERVER_PID" ] || [ "$(echo "$st" | awk '{print $2}')" != "$SERVER_PID" ] || ! sv_alive; }
+}
+
+sv_ppid() { sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | awk '{print $2}'; }
+
+# A free TCP (and UDP) port from $1 on.
+sv_port() {
+	local p=$1
+	while [ -n "$(ss -tulnH "sport = :$p" 2>/dev/null)" ] && [ "$p" -lt $(($1 + 200)) ]; do p=$((p + 1)); done
+	echo "$p"
+}
+
+# Waits (bounded) until other work leaves the CPUs mostly idle, as bench/http.
+sv_wait_quiet() {
+	local wait_s=${FLEXSC_BENCH_IDLE_WAIT:-60} waited=0 a b pct
+	while [ "$wait_s" -gt 0 ]; do
+		a=$(awk '/^cpu /{print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat)
+		sleep 3
+		b=$(awk '/^cpu /{print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat)
+		pct=$(echo "$a $b" | awk '{d = $4 - $2; print (d > 0 ? int(100 * ($3 - $1) / d) : 0)}')
+		[ "$pct" -lt 10 ] && break
+		if [ "$waited" -ge "$wait_s" ]; then
+			sv_log "warning: the CPUs are still ${pct}% busy with other work; measuring anyway (see foreign_cpu0_s)"
+			break
+		fi
+		[ "$waited" = 0 ] && sv_log "the CPUs are ${pct}% busy with other work; waiting up to ${wait_s} s for quiet"
+		sleep 7
+		waited=$((waited + 10))
+	done
+}
+
+sv_cpu0_busy() { awk '/^cpu0 /{print $2+$3+$4+$7+$8+$9}' /proc/stat; }
+
+# The PIDs of a process and all its descendants.
+sv_tree() {
+	local p c t
+	for p in "$@"; do
+		[ -d "/proc/$p" ] || continue
+		echo "$p"
+		c=
+		for t in /proc/"$p"/task/*/children; do c="$c $(cat "$t" 2>/dev/null)"; done
+		# shellcheck disable=SC2086
+		[ -n "${c// /}" ] && sv_tree $c
+	done
+	return 0
+}
+
+# CPU ticks of the server: utime+stime of every live process of its tree
+# (all threads, dead ones included), plus cutime+cstime of the root (the
+# children it has reaped).
+sv_ticks() {
+	local p t=0 v
+	for p in $(sv_tree "$SERVER_PID"); do
+		v=$(sed 's/^.*) //' "/proc/$p/stat" 2>/dev/null | awk -v root="$([ "$p" = "$SERVER_PID" ] && echo 1 || echo 0)" \
+			'{print $12 + $13 + (root ? $14 + $15 : 0)}')
+		t=$((t + ${v:-0}))
+	done
+	echo "$t"
+}
+
+sv_threads() { # kernel threads of the whole server tree, and its process count
+	local p n=0 k=0 v
+	for p in $(sv_tree "$SERVER_PID"); do
+		v=$(awk '$1 == "Threads:" {print $2}' "/proc/$p/status" 2>/dev/null)
+		n=$((n + ${v:-0})) k=$((k + 1))
+	done
+	echo "$n $k"
+}
+
+sv_alive() { [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; }
+
+# sv_launch RT LOG CMD...: starts the server under runtime RT on CPU 0.
+sv_launch() {
+	local rt=$1 log=$2
+	shift 2
+	case $rt in
+	nptl) nice -n "$sv_nice" taskset -c 0 "$@" >"$log" 2>&1 </dev/null & ;;
+	flexsc) nice -n "$sv_nice" taskset -c 0 "$sv_tmp/rt/flexsc-run" --cores 0 --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
+	esac
+	SERVER_PID=$!
+	SV_CHILD_PIDS=
+}
+
+# sv_wait_ready SECONDS CHECK...: polls CHECK (a command) every 0.2 s.
+sv_wait_ready() {
+	local n=$(($1 * 5))
+	shift
+	for _ in $(seq "$n"); do
+		"$@" >/dev/null 2>&1 && return 0
+		sv_alive || return 1
+		sleep 0.2
+	done
+	return 1
+}
+
+# sv_backtrace TAG: gdb backtraces of the server's processes (at most 5),
+# with the parked user threads under flexsc-run. Prints the file name.
+sv_backtrace() {
+	local f=$sv_out/servers-$SV_SERVER-fail-$1.gdb.txt p n=0
+	: >"$f"
+	for p in $(sv_tree "$SERVER_PID"); do
+		[ $n -lt 5 ] || break
+		n=$((n + 1))
+		{
+			echo "===== process $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-200)"
+			grep -E '^(State|Threads|SigPnd|ShdPnd|SigBlk|SigIgn|SigCgt):' "/proc/$p/status" 2>/dev/null
+			for t in /proc/"$p"/task/*; do
+				echo "task ${t##*/} $(cat "$t/comm" 2>/dev/null) syscall $(cut -d' ' -f1 "$t/syscall" 2>/dev/null) wchan $(cat "$t/wchan" 2>/dev/null)"
+			done | head -40
+			local x=()
+			grep -q libflexsc-run "/proc/$p/maps" 2>/dev/null && x=(-x "$sv_here/bench/servers/uthreads-bt.py")
+			timeout -k 5 120 gdb -p "$p" -batch -ex 'set pagination off' -ex 'thread apply all bt 30' "${x[@]}" 2>&1 |
+				grep -v -e '^\[New LWP' -e 'flushregs' -e 'register-cache' | head -3000
+		} >>"$f" 2>&1
+	done
+	echo "$f"
+}
+
+# sv_stop STOPCMD...: the server's own stop (if given and it is alive),
+# then TERM, then KILL, by PID; sets sv_status to its exit status and
+# sv_stop_how to what ended it.
+sv_stop() {
+	sv_status=0 sv_stop_how='' SV_STOP_BT=
+	[ -n "$SERVER_PID" ] || return 0
+	if sv_alive && [ $# -gt 0 ]; then
+		timeout -k 5 20 "$@" >/dev/null 2>&1 || true
+		for _ in $(seq 150); do sv_alive || break; sleep 0.1; done # 15 s
+		sv_alive || sv_stop_how=own
+		if sv_alive; then
+			SV_STOP_BT=$(sv_backtrace "${RT:-x}-${TAG:-x}-stop")
+			sv_log "the server ignored its stop command; backtraces in $SV_STOP_BT"
+		fi
+	fi
+	if sv_alive; then
+		kill -TERM "$SERVER_PID" 2>/dev/null || true
+		for _ in $(seq 100); do sv_alive || break; sleep 0.1; done
+		sv_alive || sv_stop_how=TERM
+	fi
+	if sv_alive; then
+		kill -KILL "$SERVER_PID" 2>/dev/null || true
+		sv_stop_how=KILL
+	fi
+	wait "$SERVER_PID" 2>/dev/null || sv_status=$?
+	[ -n "$sv_stop_how" ] || sv_stop_how=own
+	# children left behind (Apache's), by the PIDs recorded while it ran
+	local p
+	for _ in $(seq 50); do
+		local left=
+		for p in $SV_CHILD_PIDS; do
+			sv_live_orphan "$p" && left="$left $p"
+		done
+		[ -z "$left" ] && break
+		sleep 0.1
+	done
+	if [ -n "${left:-}" ]; then
+		sv_log "children$left outlived the server: KILL"
+		# shellcheck disable=SC2086
+		kill -KILL $left 2>/dev/null || true
+		sv_stop_how="$sv_stop_how, children KILLed"
+	fi
+	SERVER_PID=
+}
+
+# flexsc --stats of every process of the server, summed, as JSON ("null" if none)
+sv_fx_stats() {
+	python3 - "$@" <<'EOF'
+import json, re, sys
+calls = sw = sleeps = procs = 0
+by = {}
+for f in sys.argv[1:]:
+    try:
+        text = open(f, errors="replace").read()
+    except OSError:
+        continue
+    for m in re.finditer(r"^flexsc-run: (\d+) exception-less calls, (\d+) user-level switches, (\d+) idle sleeps", text, re.M):
+        calls += int(m.group(1)); sw += int(m.group(2)); sleeps += int(m.group(3)); procs += 1
+    for m in re.finditer(r"^flexsc-run: carrier \d+: .*by engine: local (\d+) uring (\d+) threads (\d+) sync (\d+)", text, re.M):
+        for k, v in zip(("local", "uring", "threads", "sync"), m.groups()):
+            by[k] = by.get(k, 0) + int(v)
+print(json.dumps({"processes": procs, "calls": calls, "switches": sw, "idle_sleeps": sleeps, "by_engine": by}
+                 if procs else None, separators=(",", ":")))
+EOF
+}
+
+# sv_point: runs one measured point. The caller sets:
+#   RT TAG POINT(JSON object of the point's parameters) CLIENT
+#   sv_start_fn (starts the server, returns 1 if it did not come up)
+#   sv_client_fn SECONDS OUTFILE (runs the client, bounded)
+#   sv_parse_fn OUTFILE (prints a JSON object: throughput, unit, mean_us, p99_us, errors{}, ...)
+#   sv_stop_fn (stops the server) and SV_LOGS (files that hold the server's output)
+# and it appends one JSON line.
+sv_point() {
+	local ok=true why='' t0 t1 c0a c0b res thr fx bt='' warm_ops=0
+	sv_log "$RT, $CLIENT, $TAG (${sv_warm}+${sv_dur} s)"
+	if ! $sv_start_fn; then
+		ok=false why="the server did not start"
+		sv_alive && bt=$(sv_backtrace "$RT-$TAG")
+		res='{}' t0=0 t1=0 c0a=0 c0b=0 thr="0 0"
+	else
+		SV_CHILD_PIDS=$(sv_tree "$SERVER_PID" | { grep -vx "$SERVER_PID" || true; } | tr '\n' ' ')
+		warm_ops=0
+		if [ "$sv_warm" -gt 0 ]; then
+			$sv_client_fn "$sv_warm" "$sv_tmp/warm-$RT-$TAG.txt"
+			warm_ops=$($sv_parse_fn "$sv_tmp/warm-$RT-$TAG.txt" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("ops", 0))' 2>/dev/null || echo 0)
+		fi
+		c0a=$(sv_cpu0_busy)
+		t0=$(sv_ticks)
+		( sleep $((sv_dur / 2)); sv_threads >"$sv_tmp/threads-$RT-$TAG.txt" ) &
+		local sampler=$!
+		SV_EXTRA_PIDS="$sampler"
+		$sv_client_fn "$sv_dur" "$sv_tmp/client-$RT-$TAG.txt"
+		t1=$(sv_ticks)
+		c0b=$(sv_cpu0_busy)
+		wait "$sampler" 2>/dev/null || true
+		SV_EXTRA_PIDS=
+		thr=$(cat "$sv_tmp/threads-$RT-$TAG.txt" 2>/dev/null || echo "0 0")
+		res=$($sv_parse_fn "$sv_tmp/client-$RT-$TAG.txt")
+		[ -n "$res" ] || res='{}'
+		why=$(R="$res" python3 -c 'import json,os; print(json.loads(os.environ["R"]).get("failure", ""))')
+		[ -n "$why" ] && ok=false
+		if [ $ok = false ] && sv_alive; then
+			bt=$(sv_backtrace "$RT-$TAG")
+		fi
+		if ! sv_alive; then
+			ok=false why="${why:+$why; }the server died during the run"
+		fi
+	fi
+	SV_STOP_T0=$(date +%s.%N)
+	$sv_stop_fn
+	local stop_s
+	stop_s=$(echo "$SV_STOP_T0 $(date +%s.%N)" | awk '{printf "%.1f", $2 - $1}')
+	if [ "$sv_stop_how" != own ] && [ "$ok" = true ]; then
+		ok=false why="the server ignored its stop command (ended by $sv_stop_how)"
+		bt=$SV_STOP_BT
+	fi
+	fx=null
+	[ "$RT" = flexsc ] && fx=$(sv_fx_stats $SV_LOGS)
+	if [ "$RT" = flexsc ] && [ "$fx" = null ] && [ $ok = true ]; then
+		ok=false why="no --stats output (the runtime did not exit cleanly)"
+	fi
+	local line
+	line=$(R="$res" P="$POINT" FX="$fx" python3 - "$SV_SERVER" "$RT" "$CLIENT" "$((t1 - t0))" "$sv_hz" \
+		"$((c0b - c0a))" "$ok" "$why" "$sv_nice" "$thr" "$sv_stop_how" "$stop_s" "$sv_dur" "$bt" "${warm_ops:-0}" <<'EOF'
+import json, os, sys
+server, rt, client, ticks, hz, c0, ok, why, nice, thr, how, stop_s, dur, bt, warm_ops = sys.argv[1:]
+res = json.loads(os.environ["R"])
+hz = float(hz)
+cpu = int(ticks) / hz
+r = {"bench": "servers", "server": server, "runtime": rt, "client": client}
+r.update(json.loads(os.environ["P"]))
+r["layout"] = "server CPU 0, client CPU 1"
+r["nice"] = int(nice)
+res.pop("failure", None)
+r.update(res)
+r["server_cpu_s"] = round(cpu, 2)
+ops = res.get("ops", 0)
+r["ops_per_cpu_s"] = round(ops / cpu, 1) if cpu and ops else None
+r["foreign_cpu0_s"] = round(max(0.0, int(c0) / hz - cpu), 2)
+r["noisy"] = r["foreign_cpu0_s"] > 0.1 * float(dur)
+t, p = (thr.split() + ["0", "0"])[:2]
+r["server_threads"] = int(t)
+r["server_processes"] = int(p)
+r["stopped_by"] = how
+r["stop_s"] = float(stop_s)
+fx = json.loads(os.environ["FX"])
+if fx:
+    # the counters cover the process's whole life: start-up, warm-up, measured run, stop
+    tot = ops + int(warm_ops)
+    fx["calls_per_op"] = round(fx["calls"] / tot, 2) if tot else None
+    fx["switches_per_op"] = round(fx["switches"] / tot, 2) if tot else None
+    r["flexsc"] = fx
+r["ok"] = ok == "true"
+if why:
+    r["failure"] = why
+if bt:
+    r["backtrace"] = os.path.relpath(bt)
+print(json.dumps(r, separators=(",", ":")))
+EOF
+)
+	echo "$line" >>"$sv_jsonl"
+	if [ $ok = false ]; then
+		sv_failed=1
+		sv_log "FAILED: $RT, $CLIENT, $TAG: $why${bt:+ (backtraces: $bt)}"
+		local f
+		for f in $SV_LOGS; do
+			[ -s "$f" ] || continue
+			echo "---- ${f##*/} (last 25 lines) ----" >&2
+			tail -25 "$f" >&2
+			cp "$f" "$sv_out/servers-$SV_SERVER-fail-$RT-$TAG.${f##*/}"
+		done
+		f=$sv_tmp/client-$RT-$TAG.txt
+		if [ -s "$f" ]; then
+			echo "---- client (last 25 lines) ----" >&2
+			tail -25 "$f" >&2
+			cp "$f" "$sv_out/servers-$SV_SERVER-fail-$RT-$TAG.client.txt"
+		fi
+		[ "$SV_SKIP_AFTER_START_FAILURE" = 1 ] && [ "$why" = "the server did not start" ] && SV_DEAD_RT="$SV_DEAD_RT $RT"
+	fi
+	return 0
+}
+
+# sv_skip: records a point not run because the runtime's server failed to start before.
+sv_skip() {
+	sv_log "$RT, $CLIENT, $TAG: not run (the server did not start under $RT before)"
+	P="$POINT" python3 - "$SV_SERVER" "$RT" "$CLIENT" >>"$sv_jsonl" <<'EOF'
+import json, os, sys
+r = {"bench": "servers", "server": sys.argv[1], "runtime": sys.argv[2], "client": sys.argv[3]}
+r.update(json.loads(os.environ["P"]))
+r["ok"] = False
+r["failure"] = "not run: the server did not start under this runtime earlier"
+print(json.dumps(r, separators=(",", ":")))
+EOF
+	sv_failed=1
+}
+
+# sv_summary FILES...: the table, with flexsc / NPTL ratios.
+sv_summary() {
+	python3 - "$@" <<'EOF'
+import json, sys
+rows = []
+for f in sys.argv[1:]:
+    try:
+        rows += [json.loads(l) for l in open(f) if l.strip()]
+    except OSError:
+        pass
+runs = [r for r in rows if r.get("bench") == "servers"]
+if not runs:
+    sys.exit(0)
+keys = ("conc", "mpm", "test", "threads", "clients", "inflight")
+def point(r):
+    return " ".join(f"{k}={r[k]}" for k in keys if k in r)
+fmt = lambda v, f="{:.0f}": "-" if v is None else f.format(v)
+print("one run per point; ratios are flexsc / NPTL (throughput and work per server CPU-second: higher is better; p99: lower)")
+print(f'{"server":<8} {"client":<9} {"point":<26} {"runtime":<7} {"ok":<4} {"ops/s":>9} {"unit":<5} {"mean us":>9} {"p99 us":>9} {"cpu s":>6} {"ops/cpu-s":>9}  {"thr x":>6} {"p99 x":>6} {"eff x":>6}')
+seen = []
+for r in runs:
+    k = (r["server"], r["client"], point(r))
+    if k not in seen:
+        seen.append(k)
+for k in seen:
+    grp = [r for r in runs if (r["server"], r["client"], point(r)) == k]
+    base = next((r for r in grp if r["runtime"] == "nptl" and r["ok"]), None)
+    for r in grp:
+        rx = px = ex = None
+        if r["runtime"] != "nptl" and base and r["ok"]:
+            if base.get("throughput"):
+                rx = r.get("throughput", 0) / base["throughput"]
+            if base.get("p99_us") and r.get("p99_us") is not None:
+                px = r["p99_us"] / base["p99_us"]
+            if base.get("ops_per_cpu_s") and r.get("ops_per_cpu_s"):
+                ex = r["ops_per_cpu_s"] / base["ops_per_cpu_s"]
+        print(f'{k[0]:<8} {k[1]:<9} {k[2]:<26} {r["runtime"]:<7} {"yes" if r["ok"] else "NO":<4} '
+              f'{fmt(r.get("throughput")):>9} {r.get("unit", ""):<5} {fmt(r.get("mean_us")):>9} {fmt(r.get("p99_us")):>9} '
+              f'{fmt(r.get("server_cpu_s"), "{:.1f}"):>6} {fmt(r.get("ops_per_cpu_s")):>9}  '
+              f'{fmt(rx, "{:.2f}"):>6} {fmt(px, "{:.2f}"):>6} {fmt(ex, "{:.2f}"):>6}')
+bad = [r for r in runs if not r["ok"]]
+if bad:
+    print(f"{len(bad)} point(s) FAILED:")
+    for r in bad:
+        print(f'  {r["server"]} {r["runtime"]} {r["client"]} {point(r)}: {r.get("failure")}'
+              + (f' [{r["backtrace"]}]' if r.get("backtrace") else ""))
+EOF
+}
