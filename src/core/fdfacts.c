@@ -5,9 +5,9 @@
  *
  * io_uring waits where a call on an O_NONBLOCK descriptor fails with
  * EAGAIN, and reads a pipe or socket at its head where a positioned call
- * fails with ESPIPE (both seen on 6.18). So those calls take the fallback
- * route, and the route needs two facts per descriptor: nonblocking, and
- * seekable. Asking the kernel (fcntl, lseek) before every call would cost
+ * fails with ESPIPE (both seen on 6.18). So those calls run elsewhere
+ * (on the owner at once when they cannot block, else the fallback route),
+ * and the route needs two facts per descriptor: nonblocking, and seekable. Asking the kernel (fcntl, lseek) before every call would cost
  * a system call per call, the thing exception-less calls avoid.
  *
  * The facts are cached per descriptor number, stamped with a generation
@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -179,4 +180,31 @@ FX_EXPORT int close_range(unsigned first, unsigned last, int flags)
 	int r = real(first, last, flags);
 	fx_fd_changed();
 	return r;
+}
+
+/*
+ * Whether e is a call on a descriptor that cannot block: an O_NONBLOCK
+ * descriptor, or a socket call with MSG_DONTWAIT. It returns at once
+ * (EAGAIN when it would wait), so it runs on the owner at post time: a
+ * hand-off to a syscall thread would cost more than the call, and io_uring
+ * would wait where the call must fail.
+ */
+bool fx_call_cannot_block(const struct flexsc_entry *e)
+{
+	int fd = (int)e->args[0];
+
+	switch (e->sysnum) {
+	case SYS_recvfrom: case SYS_sendto:
+		if (e->args[3] & MSG_DONTWAIT)
+			return true;
+		return fx_fd_nonblocking(fd);
+	case SYS_recvmsg: case SYS_sendmsg:
+		if (e->args[2] & MSG_DONTWAIT)
+			return true;
+		return fx_fd_nonblocking(fd);
+	case SYS_read: case SYS_write: case SYS_readv: case SYS_writev:
+	case SYS_accept: case SYS_accept4: case SYS_connect:
+		return fx_fd_nonblocking(fd);
+	}
+	return false;
 }

@@ -191,6 +191,7 @@ void fx_fd_track_result(const struct flexsc_entry *e, int64_t ret);
 void fx_fd_changed(void);
 bool fx_fd_nonblocking(int fd);
 bool fx_fd_unseekable(int fd);
+bool fx_call_cannot_block(const struct flexsc_entry *e);
 
 void fx_warn(const struct flexsc *fx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -200,6 +200,8 @@ static enum fx_route route_for(const struct flexsc_queue *q, const struct fx_sys
 
 	if (d->cls == FLEXSC_CLASS_LOCAL || local_by_args(e))
 		return FX_ROUTE_LOCAL;
+	if (!chain_fd && fx_call_cannot_block(e))
+		return FX_ROUTE_LOCAL;
 	if ((eng == FLEXSC_ENGINE_AUTO || eng == FLEXSC_ENGINE_URING) && ring_allowed(q) &&
 	    fx_uring_can(q->fx, e, chain_fd))
 		return FX_ROUTE_URING;

@@ -204,7 +204,9 @@ typedef void (*t_observe_fn)(struct fix *f, int64_t ret, struct obs *o);
  * route: which engine the uring engine must use for these arguments:
  *   'U' io_uring (if the kernel's probe has the opcode), 'F' the fallback
  *   (a URING-class call whose arguments io_uring cannot take), 'T' a
- *   THREAD-class call, 'A' either (the case's point is the result).
+ *   THREAD-class call, 'A' either (the case's point is the result), 'N'
+ *   on the owner at post time, on every engine (a call on a descriptor
+ *   that cannot block: O_NONBLOCK, or MSG_DONTWAIT).
  * rk: 'E' exact result, 'D' a new descriptor (described, then closed),
  *   'P' an address (a mapping), 'C' the pid of the fixture's child, 'K' the
  *   pid of some child of the case.
@@ -323,7 +325,9 @@ static const char *t_route_check(enum flexsc_engine eng, char exp, bool usup,
 		exp = 'F';
 	if (u + t + s + l != 1)
 		return "not exactly one call counted";
-	switch (eng) {
+	if (exp == 'N')
+		ok = l == 1;
+	else switch (eng) {
 	case FLEXSC_ENGINE_SYNC: ok = s == 1; break;
 	case FLEXSC_ENGINE_THREADS: ok = t == 1; break;
 	case FLEXSC_ENGINE_URING: ok = exp == 'U' ? u == 1 : exp == 'A' ? u + s == 1 : s == 1; break;
