@@ -70,6 +70,8 @@ struct fx_uthread {
 	flexsc_call_t pending_call; /* its exception-less call in flight (FX_U_SYSCALL) */
 	struct fx_uthread *cancel_next; /* on its carrier's cancel inbox */
 	_Atomic int in_inbox;       /* on a cancel inbox now: pushed once, however many ask */
+	flexsc_call_t cancelling_call; /* its call its carrier keeps cancelling; 0: none */
+	struct fx_uthread *cancelling_next;
 	struct fx_waiter *intr_waiter; /* an interruptible wait a signal ends (sleep, sigsuspend); under cancel_lock */
 	uint64_t sigwait_set;       /* in sigwait: the signals it takes (signals.c) */
 	siginfo_t sigwait_info;     /* the one it took */
@@ -117,6 +119,8 @@ struct fx_carrier {
 	struct fx_uthread *alt_owner; /* whose sigaltstack the kernel has for this thread; NULL: none */
 	void *krobust;              /* the robust list the kernel has for this thread: its own NPTL one */
 	_Atomic(struct fx_uthread *) cancel_inbox; /* uthreads whose posted call must be cancelled */
+	struct fx_uthread *cancelling; /* their calls not back yet: cancelled again (sched.c) */
+	uint64_t cancel_retry_ns;
 	unsigned inflight;          /* exception-less calls posted and not reaped */
 
 	/* counters for --stats */

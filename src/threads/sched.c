@@ -183,7 +183,16 @@ static struct fx_uthread *steal(struct fx_carrier *self)
 	return NULL;
 }
 
-/* Posted calls of uthreads being cancelled: only the queue's owner may cancel them. */
+/*
+ * Posted calls of uthreads being cancelled: only the queue's owner may
+ * cancel them. A call a syscall thread executes is interrupted with a
+ * signal, which is lost if it lands just before the thread enters the
+ * call; so the carrier keeps such calls and asks again every millisecond
+ * until they come back (a call already ended, or one the uthread made
+ * since, is dropped from the list).
+ */
+#define FX_CANCEL_RETRY_NS 1000000u
+
 static void serve_cancels(struct fx_carrier *c)
 {
 	struct fx_uthread *u = atomic_exchange(&c->cancel_inbox, NULL);
@@ -192,15 +201,34 @@ static void serve_cancels(struct fx_carrier *c)
 		struct fx_uthread *next = u->cancel_next;
 		atomic_store(&u->in_inbox, 0); /* after reading next: a new push starts a new list */
 		/* its call in flight on this queue, not one it made since, elsewhere */
-		if (atomic_load(&u->state) == FX_U_SYSCALL && u->home == c)
-			flexsc_cancel(c->q, u->pending_call);
+		if (atomic_load(&u->state) == FX_U_SYSCALL && u->home == c &&
+		    flexsc_cancel(c->q, u->pending_call) == 0 && !u->cancelling_call) {
+			u->cancelling_call = u->pending_call;
+			u->cancelling_next = c->cancelling;
+			c->cancelling = u;
+		}
 		u = next;
+	}
+	if (!c->cancelling)
+		return;
+	uint64_t now = fx_now_ns();
+	if (now - c->cancel_retry_ns < FX_CANCEL_RETRY_NS)
+		return;
+	c->cancel_retry_ns = now;
+	for (struct fx_uthread **p = &c->cancelling; (u = *p);) {
+		if (atomic_load(&u->state) == FX_U_SYSCALL && u->pending_call == u->cancelling_call &&
+		    flexsc_cancel(c->q, u->cancelling_call) == 0) {
+			p = &u->cancelling_next;
+		} else {
+			u->cancelling_call = 0;
+			*p = u->cancelling_next;
+		}
 	}
 }
 
 static struct fx_uthread *pick_next(struct fx_carrier *c)
 {
-	if (atomic_load_explicit(&c->cancel_inbox, memory_order_relaxed))
+	if (atomic_load_explicit(&c->cancel_inbox, memory_order_relaxed) || c->cancelling)
 		serve_cancels(c);
 	fx_timers_fire(c);
 	/* finished calls join the queue's tail even when it is not empty: no starving them */
@@ -385,6 +413,8 @@ static void idle_sleep(struct fx_carrier *c)
 		uint64_t d = fx_carriers[i] ? fx_timers_next(fx_carriers[i]) : UINT64_MAX;
 		deadline = d < deadline ? d : deadline;
 	}
+	if (c->cancelling && c->cancel_retry_ns + FX_CANCEL_RETRY_NS < deadline)
+		deadline = c->cancel_retry_ns + FX_CANCEL_RETRY_NS;
 	if (deadline != UINT64_MAX) {
 		uint64_t now = fx_now_ns();
 		if (deadline <= now)
@@ -701,6 +731,8 @@ int fx_rt_after_fork_child(void)
 	atomic_store(&c->timer_lock, 0);
 	atomic_store(&c->cancel_inbox, NULL);
 	atomic_store(&self->in_inbox, 0);
+	c->cancelling = NULL;
+	self->cancelling_call = 0;
 	atomic_store(&c->sleeping, FX_C_AWAKE);
 	c->inflight = 0;
 	c->prev = NULL;
