@@ -143,6 +143,9 @@ void fx_wake(struct fx_uthread *u)
 		kick_one_idle(c);
 }
 
+static void cancelling_remove(struct fx_carrier *c, struct fx_uthread *u);
+static void serve_cancels(struct fx_carrier *c);
+
 /* Collects finished exception-less calls and makes their uthreads runnable here. */
 static void reap(struct fx_carrier *c)
 {
@@ -153,6 +156,11 @@ static void reap(struct fx_carrier *c)
 		for (int i = 0; i < n; i++) {
 			struct fx_uthread *u = done[i].cookie;
 
+			/* off every list of cancellations before it can run, exit and be freed */
+			if (fx_unlikely(atomic_load_explicit(&u->in_inbox, memory_order_relaxed)))
+				serve_cancels(c);
+			if (fx_unlikely(u->cancelling_call))
+				cancelling_remove(c, u);
 			u->sysret = done[i].ret;
 			c->inflight--;
 			atomic_store_explicit(&u->state, FX_U_RUNNABLE, memory_order_relaxed);
@@ -193,6 +201,18 @@ static struct fx_uthread *steal(struct fx_carrier *self)
  */
 #define FX_CANCEL_RETRY_NS 1000000u
 
+/* Takes u off c's list of calls being cancelled; only c touches the list. */
+static void cancelling_remove(struct fx_carrier *c, struct fx_uthread *u)
+{
+	for (struct fx_uthread **p = &c->cancelling; *p; p = &(*p)->cancelling_next) {
+		if (*p == u) {
+			*p = u->cancelling_next;
+			break;
+		}
+	}
+	u->cancelling_call = 0;
+}
+
 static void serve_cancels(struct fx_carrier *c)
 {
 	struct fx_uthread *u = atomic_exchange(&c->cancel_inbox, NULL);
@@ -215,9 +235,9 @@ static void serve_cancels(struct fx_carrier *c)
 	if (now - c->cancel_retry_ns < FX_CANCEL_RETRY_NS)
 		return;
 	c->cancel_retry_ns = now;
+	/* every uthread here is still parked in its call: reap takes it off first */
 	for (struct fx_uthread **p = &c->cancelling; (u = *p);) {
-		if (atomic_load(&u->state) == FX_U_SYSCALL && u->pending_call == u->cancelling_call &&
-		    flexsc_cancel(c->q, u->cancelling_call) == 0) {
+		if (flexsc_cancel(c->q, u->cancelling_call) == 0) {
 			p = &u->cancelling_next;
 		} else {
 			u->cancelling_call = 0;
