@@ -83,8 +83,6 @@ static void *overflow_main(void *arg)
 	uint64_t interrupt = 1ull << (FX_SIG_INTERRUPT - 1);
 
 	(void)arg;
-	/* clone copied the carrier's GS base: this thread must not pass for it */
-	__asm__ volatile("wrgsbase %0" : : "r"(0ul));
 	fx_raw_syscall6(SYS_prctl, PR_SET_NAME, (long)"flexsc-overflow", 0, 0, 0, 0);
 	/* started with every signal blocked; cancellation interrupts a call with this one */
 	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&interrupt, 0, 8, 0, 0);
@@ -125,24 +123,6 @@ static void *overflow_main(void *arg)
 	return NULL;
 }
 
-/* With the pool lock held and calls queued beyond the idle threads: one more thread. */
-static int grow(void)
-{
-	sigset_t all, old;
-	pthread_attr_t attr;
-	pthread_t t;
-
-	sigfillset(&all);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 64 * 1024);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int err = fx_os_pthread_create(&t, &attr, overflow_main, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&attr);
-	return -err;
-}
-
 int fx_overflow_submit(struct fx_uthread *u, long nr, const uint64_t *args)
 {
 	if (atomic_load(&fx_seccomp_state) == FX_SECCOMP_CALLER_ONLY)
@@ -151,7 +131,7 @@ int fx_overflow_submit(struct fx_uthread *u, long nr, const uint64_t *args)
 	bool need = pool.queued + 1 > pool.idle;
 	if (need) {
 		/* created under the lock: two carriers must not both count on one idle thread */
-		int err = grow();
+		int err = fx_rt_kthread(overflow_main);
 		if (err && pool.threads == 0) {
 			pool_unlock();
 			return err;

@@ -171,6 +171,14 @@ void fx_uthread_start(struct fx_uthread *u);
 void fx_yield(void);
 void fx_interrupt(struct fx_uthread *u);
 void fx_interrupt_call(struct fx_uthread *u);
+bool fx_end_wait(struct fx_uthread *u, struct fx_waiter **slot);
+/*
+ * Starts one of the runtime's own kernel threads (the signal thread,
+ * overflow threads) running fn(NULL): detached, a 64 KiB stack, every
+ * signal blocked (it unblocks what it needs), no carrier's GS base.
+ * Returns 0 or -errno.
+ */
+int fx_rt_kthread(void *(*fn)(void *));
 void fx_raise_pending(void);
 bool fx_cancel_pending(const struct fx_uthread *u);
 void fx_wake(struct fx_uthread *u);

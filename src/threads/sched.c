@@ -355,17 +355,17 @@ bool fx_cancel_pending(const struct fx_uthread *u)
 }
 
 /*
- * Ends u's wait at a cancellation point: a sleep on a waiter as if its
- * deadline had passed (the primitive then unlinks it), a posted call by
- * asking its carrier to cancel it.
+ * Ends the wait *slot names (u->cancel_waiter or u->intr_waiter), if any,
+ * as if its deadline had passed (the primitive then unlinks it), and wakes
+ * u. False if there was none, or it had ended already.
  */
-void fx_interrupt(struct fx_uthread *u)
+bool fx_end_wait(struct fx_uthread *u, struct fx_waiter **slot)
 {
 	bool won = false;
 
-	/* under the lock: the sleeper clears cancel_waiter under it before w goes away */
+	/* under the lock: the sleeper clears *slot under it before the waiter goes away */
 	fx_spin_lock(&u->cancel_lock);
-	struct fx_waiter *w = u->cancel_waiter;
+	struct fx_waiter *w = *slot;
 	if (w) {
 		int expect = FX_W_WAITING;
 		won = atomic_compare_exchange_strong(&w->state, &expect, FX_W_TIMEDOUT);
@@ -373,7 +373,39 @@ void fx_interrupt(struct fx_uthread *u)
 	fx_spin_unlock(&u->cancel_lock);
 	if (won)
 		fx_wake(u);
+	return won;
+}
+
+/* Ends u's wait at a cancellation point: a sleep, or a posted call by asking its carrier to cancel it. */
+void fx_interrupt(struct fx_uthread *u)
+{
+	fx_end_wait(u, &u->cancel_waiter);
 	fx_interrupt_call(u);
+}
+
+static void *kthread_main(void *fn)
+{
+	/* clone copied the creator's GS base: this thread must not pass for a carrier */
+	__asm__ volatile("wrgsbase %0" : : "r"(0ul));
+	return ((void *(*)(void *))fn)(NULL);
+}
+
+int fx_rt_kthread(void *(*fn)(void *))
+{
+	sigset_t all, old;
+	pthread_attr_t attr;
+	pthread_t t;
+
+	sigfillset(&all);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	/* the mask it inherits: raw, not the interposed call, which would change a uthread's */
+	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8, 0, 0);
+	int err = fx_os_pthread_create(&t, &attr, kthread_main, (void *)fn);
+	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
+	pthread_attr_destroy(&attr);
+	return -err;
 }
 
 /* Makes u's exception-less call in flight, if any, come back early (-ECANCELED or -EINTR). */

@@ -74,18 +74,7 @@ void fx_sig_unregister(struct fx_uthread *u)
 /* Ends u's interruptible wait: an interposed call in flight, a sleep, sigsuspend. */
 static void poke(struct fx_uthread *u)
 {
-	bool won = false;
-
-	fx_spin_lock(&u->cancel_lock);
-	struct fx_waiter *w = u->intr_waiter;
-	if (w) {
-		int expect = FX_W_WAITING;
-		won = atomic_compare_exchange_strong(&w->state, &expect, FX_W_TIMEDOUT);
-	}
-	fx_spin_unlock(&u->cancel_lock);
-	if (won)
-		fx_wake(u);
-	else
+	if (!fx_end_wait(u, &u->intr_waiter))
 		fx_interrupt_call(u);
 }
 
@@ -276,8 +265,6 @@ static void *signal_thread(void *arg)
 	uint64_t set = ~reserved;
 
 	(void)arg;
-	/* clone copied the creator's GS base: this thread must not pass for a carrier */
-	__asm__ volatile("wrgsbase %0" : : "r"(0ul));
 	fx_raw_syscall6(SYS_prctl, PR_SET_NAME, (long)"flexsc-signals", 0, 0, 0, 0);
 	for (;;) {
 		siginfo_t info;
@@ -290,20 +277,7 @@ static void *signal_thread(void *arg)
 
 int fx_sig_start(void)
 {
-	sigset_t all, old;
-	pthread_attr_t attr;
-	pthread_t t;
-
-	sigfillset(&all);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 64 * 1024);
-	/* it inherits every signal blocked, which sigwaitinfo needs */
-	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8, 0, 0);
-	int err = fx_os_pthread_create(&t, &attr, signal_thread, NULL);
-	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
-	pthread_attr_destroy(&attr);
-	return -err;
+	return fx_rt_kthread(signal_thread); /* every signal blocked, which sigwaitinfo needs */
 }
 
 void fx_sig_after_fork_child(struct fx_uthread *self)
