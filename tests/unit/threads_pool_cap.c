@@ -32,7 +32,7 @@ int main(void)
 		CHECK_EQ(flexsc_post(q, SYS_read, 3, a, NULL, &c[i]), 0);
 	}
 	CHECK_EQ(flexsc_flush(q), 3);
-	for (int k = 0; k < 2000 && pipe_sleepers() < 2; k++)
+	for (int k = 0; k < 10000 && pipe_sleepers() < 2; k++)
 		ms_sleep(1);
 	CHECK_EQ(pipe_sleepers(), 2);
 

@@ -65,8 +65,9 @@ static int run(unsigned seed, int how, int style)
 	cfg.batch_timeout_us = 0; /* "one batch" means one: no flush by the time bound */
 	cfg.batch_threshold = 64;
 	t_open(FLEXSC_ENGINE_THREADS, &fx, &q, &cfg);
-	for (int k = 0; k < 1000 && sys_threads() < 1; k++)
-		ms_sleep(1); /* a thread names itself once it runs */
+	/* a thread names itself once it runs: up to 10 s on a machine busy with other work */
+	for (int k = 0; k < 10000 && sys_threads() < 1; k++)
+		ms_sleep(1);
 	CHECK_EQ(sys_threads(), 1);
 	for (int i = 0; i < N; i++) {
 		CHECK_EQ(pipe(p[i]), 0);
@@ -77,7 +78,7 @@ static int run(unsigned seed, int how, int style)
 			CHECK_EQ(flexsc_flush(q), 1);
 		if (how == 1 && i == 0) {
 			/* the first read holds the only thread before the next is posted */
-			for (int k = 0; k < 2000 && pipe_sleepers() < 1; k++)
+			for (int k = 0; k < 10000 && pipe_sleepers() < 1; k++)
 				ms_sleep(1);
 			CHECK_EQ(pipe_sleepers(), 1);
 		}
