@@ -78,12 +78,13 @@ static void poke(struct fx_uthread *u)
 		fx_interrupt_call(u);
 }
 
-/* With reg_lock held: gives sig to a uthread in sigwait for it. */
-static bool to_sigwaiter(int sig, const siginfo_t *info)
+/* With reg_lock held: gives sig to a uthread in sigwait for it (only to only, if set). */
+static bool to_sigwaiter(int sig, const siginfo_t *info, const struct fx_uthread *only)
 {
 	for (struct fx_waiter *w = sigwaiters.head; w; w = w->next) {
 		struct fx_uthread *u = w->u;
-		if (!(u->sigwait_set & BIT(sig)) || atomic_load(&w->state) != FX_W_WAITING)
+		if ((only && u != only) || !(u->sigwait_set & BIT(sig)) ||
+		    atomic_load(&w->state) != FX_W_WAITING)
 			continue;
 		u->sigwait_info = *info;
 		u->sigwait_info.si_signo = sig;
@@ -116,7 +117,7 @@ static void dispatch(int sig, const siginfo_t *info)
 	int best_rank = 0;
 
 	fx_spin_lock(&reg_lock);
-	if (to_sigwaiter(sig, info)) {
+	if (to_sigwaiter(sig, info, NULL)) {
 		fx_spin_unlock(&reg_lock);
 		return;
 	}
@@ -146,11 +147,8 @@ void fx_sig_send(struct fx_uthread *u, int sig)
 	info.si_pid = getpid();
 	info.si_uid = getuid();
 	fx_spin_lock(&reg_lock);
-	bool taken = false;
-	for (struct fx_waiter *w = sigwaiters.head; w && !taken; w = w->next)
-		if (w->u == u && (u->sigwait_set & BIT(sig)))
-			taken = to_sigwaiter(sig, &info);
-	if (!taken) {
+	/* sigwait_set is set, under the lock, only while u waits in sigwait */
+	if (!((u->sigwait_set & BIT(sig)) && to_sigwaiter(sig, &info, u))) {
 		if (u->sigmask & BIT(sig))
 			atomic_fetch_or(&u->sigpending, BIT(sig)); /* until it unblocks or waits for it */
 		else if (u == fx_uthread_self())

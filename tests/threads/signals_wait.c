@@ -12,7 +12,9 @@
  *      and sigwait in main takes it;
  *   6. sigtimedwait with 100 ms and nothing sent: EAGAIN, after >= 100 ms;
  *   7. a burst of signals (SA_RESTART) at a thread blocked in read(): the
- *      handler runs, the read goes on and returns the byte written later.
+ *      handler runs, the read goes on and returns the byte written later;
+ *   8. two threads in sigtimedwait for SIGUSR2: pthread_kill to the second
+ *      wakes the second only (the first times out with EAGAIN).
  * Every wait is bounded: a lost signal is a FAIL, not a hang.
  */
 #define _GNU_SOURCE
@@ -166,6 +168,23 @@ static void *burst_reader(void *arg)
 	return NULL;
 }
 
+/* ---- 8. the sigwaiter pthread_kill names ---- */
+
+static _Atomic int sigwaiting;
+
+static void *timed_sigwaiter(void *arg)
+{
+	long ms = (long)(__INTPTR_TYPE__)arg;
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR2);
+	atomic_fetch_add(&sigwaiting, 1);
+	int r = sigtimedwait(&set, NULL, &ts);
+	return (void *)(__INTPTR_TYPE__)(r > 0 ? r : -errno);
+}
+
 /* Runs fn in a thread, lets it block, sends sig (process-wide or to it), joins. */
 static int run_step(void *(*fn)(void *), int sig, int to_thread)
 {
@@ -257,5 +276,18 @@ int main(void)
 		perror("write");
 	pthread_join(bt, NULL);
 	result("a burst of SA_RESTART signals: the read goes on and gets its byte", bok);
+
+	pthread_t w1, w2;
+	void *r1, *r2;
+	pthread_create(&w1, NULL, timed_sigwaiter, (void *)(__INTPTR_TYPE__)300);
+	pthread_create(&w2, NULL, timed_sigwaiter, (void *)(__INTPTR_TYPE__)3000);
+	for (int i = 0; i < 3000 && atomic_load(&sigwaiting) < 2; i++)
+		usleep(1000);
+	usleep(100000);
+	pthread_kill(w2, SIGUSR2);
+	pthread_join(w1, &r1);
+	pthread_join(w2, &r2);
+	result("pthread_kill wakes the sigwaiter it names, not another",
+	       r1 == (void *)(__INTPTR_TYPE__)-EAGAIN && r2 == (void *)(__INTPTR_TYPE__)SIGUSR2);
 	return failed;
 }
