@@ -155,3 +155,12 @@ bench-servers: deps-servers
 bench-apache bench-mariadb bench-bind: bench-%: deps-servers
 	@$(MAKE) --no-print-directory all
 	@bench/servers/$*.sh $(B) $(FLEXSC_SERVERS_FLAGS)
+
+# Correctness of the real servers under flexsc-run: bench/servers/check.sh
+# (Apache privileges, restarts and stop; MariaDB writes, clean shutdown and
+# CHECK TABLE; BIND queries and rndc). PASS/FAIL lines, status 1 on any FAIL.
+# FLEXSC_CHECK_FLAGS: e.g. "apache" or '--runtimes "nptl flexsc"'.
+.PHONY: check-servers
+check-servers: deps-servers
+	@$(MAKE) --no-print-directory all
+	@bench/servers/check.sh $(B) $(FLEXSC_CHECK_FLAGS)

@@ -22,6 +22,7 @@ set -euo pipefail
 SV_SERVER=apache SV_NAME=bench/servers/apache.sh SV_COMM=apache2
 sv_usage() { sed -n '3,4p' "$0" | sed 's/^# *//' >&2; exit 2; }
 . "$(dirname "$0")/lib.sh"
+sv_autogroup "$0" "$@"
 sv_version() { /usr/sbin/apache2 -v 2>/dev/null | sed -n 's/^Server version: //p'; }
 
 sv_parse_common "$@"

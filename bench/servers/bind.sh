@@ -19,6 +19,7 @@ set -euo pipefail
 SV_SERVER=bind SV_NAME=bench/servers/bind.sh SV_COMM=named
 sv_usage() { sed -n '3,4p' "$0" | sed 's/^# *//' >&2; exit 2; }
 . "$(dirname "$0")/lib.sh"
+sv_autogroup "$0" "$@"
 sv_version() { /usr/sbin/named -v 2>/dev/null; }
 
 sv_parse_common "$@"

@@ -17,7 +17,10 @@
 # (the server's own stop command, then TERM, then KILL; every wait bounded).
 #
 # Common options (after BUILD): --seconds S (measured, default 10), --warm S
-# (unmeasured load first, default 2), --runtimes "nptl flexsc", --out NAME
+# (unmeasured load first, default 2), --runtimes "nptl flexsc" (or
+# flexsc-sc1: --cores 0 --syscall-cores 1, the server's carrier on CPU 0
+# and its syscall threads / SQPOLL thread on CPU 1, which the client
+# shares; recorded in "layout"), --out NAME
 # (results/NAME.jsonl; default servers-SERVER). Environment: as bench/http:
 # FLEXSC_BENCH_IDLE_WAIT (seconds to wait for other work to quiet down,
 # default 60), FLEXSC_BENCH_NICE (default -20 as root).
@@ -38,6 +41,24 @@ SERVER_PID=
 SV_EXTRA_PIDS=
 
 sv_die() { echo "$SV_NAME: $*" >&2; exit 1; }
+
+# sv_autogroup "$0" "$@": with the kernel's autogroups (sched_autogroup_enabled),
+# nice only ranks processes within one session, so nice -20 does nothing
+# against other sessions' load. As root the script runs itself again in a
+# session of its own (setsid -w) and gives that session's autogroup the
+# nice FLEXSC_BENCH_NICE (default -20): only what the script starts is
+# in it. FLEXSC_BENCH_AUTOGROUP=0 leaves it alone.
+sv_autogroup() {
+	if [ "${FLEXSC_BENCH_AUTOGROUP:-1}" = 1 ] && [ "$(id -u)" = 0 ] && [ -z "${SV_OWN_SESSION:-}" ] &&
+		[ "$(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null)" = 1 ] && command -v setsid >/dev/null; then
+		export SV_OWN_SESSION=1
+		exec setsid -w "$@"
+	fi
+	if [ -n "${SV_OWN_SESSION:-}" ] && [ -w /proc/self/autogroup ]; then
+		echo "${FLEXSC_BENCH_NICE:--20}" >/proc/self/autogroup 2>/dev/null || true
+	fi
+	sv_autogroup_now=$(cat /proc/self/autogroup 2>/dev/null | tr -d '\n' || true)
+}
 sv_log() { echo "$SV_NAME: $*" >&2; }
 
 # sv_parse_common "$@": sets sv_build, sv_dur, sv_warm, sv_runtimes, sv_name;
@@ -61,7 +82,7 @@ sv_parse_common() {
 	done
 	case "$sv_dur$sv_warm" in *[!0-9]*|'') sv_usage ;; esac
 	for rt in $sv_runtimes; do
-		case $rt in nptl|flexsc) ;; *) sv_die "unknown runtime '$rt' (nptl flexsc)" ;; esac
+		case $rt in nptl|flexsc|flexsc-sc1) ;; *) sv_die "unknown runtime '$rt' (nptl flexsc flexsc-sc1)" ;; esac
 	done
 }
 
@@ -94,9 +115,9 @@ sv_setup() {
 	local rev dirty=false
 	rev=$(git -C "$sv_here" rev-parse --short HEAD 2>/dev/null || echo unknown)
 	[ -n "$(git -C "$sv_here" status --porcelain -- src include 2>/dev/null)" ] && dirty=true
-	printf '{"bench":"build","server":"%s","git":"%s","src_dirty":%s,"libflexsc_run_sha256":"%s","server_version":"%s","date":"%s","seconds":%s,"warm":%s}\n' \
+	printf '{"bench":"build","server":"%s","git":"%s","src_dirty":%s,"libflexsc_run_sha256":"%s","server_version":"%s","date":"%s","seconds":%s,"warm":%s,"autogroup":"%s"}\n' \
 		"$SV_SERVER" "$rev" "$dirty" "$(sha256sum "$sv_tmp/rt/libflexsc-run.so" | cut -c1-16)" \
-		"$(sv_version | tr -d '"\\' | head -1)" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$sv_dur" "$sv_warm" >"$sv_jsonl"
+		"$(sv_version | tr -d '"\\' | head -1)" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$sv_dur" "$sv_warm" "${sv_autogroup_now:-}" >"$sv_jsonl"
 }
 
 sv_cleanup() {
@@ -199,6 +220,8 @@ sv_launch() {
 	case $rt in
 	nptl) nice -n "$sv_nice" taskset -c 0 "$@" >"$log" 2>&1 </dev/null & ;;
 	flexsc) nice -n "$sv_nice" taskset -c 0 "$sv_tmp/rt/flexsc-run" --cores 0 --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
+	# the syscall core (1) must be in the affinity the runtime inherits; it pins the carrier to 0 itself
+	flexsc-sc1) nice -n "$sv_nice" taskset -c 0,1 "$sv_tmp/rt/flexsc-run" --cores 0 --syscall-cores 1 --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
 	esac
 	SERVER_PID=$!
 	SV_CHILD_PIDS=
@@ -247,7 +270,8 @@ sv_stop() {
 	[ -n "$SERVER_PID" ] || return 0
 	if sv_alive && [ $# -gt 0 ]; then
 		timeout -k 5 20 "$@" >/dev/null 2>&1 || true
-		for _ in $(seq 150); do sv_alive || break; sleep 0.1; done # 15 s
+		# SV_STOP_WAIT seconds (default 15; MariaDB flushes its buffer pool first)
+		for _ in $(seq $((${SV_STOP_WAIT:-15} * 10))); do sv_alive || break; sleep 0.1; done
 		sv_alive || sv_stop_how=own
 		if sv_alive; then
 			SV_STOP_BT=$(sv_backtrace "${RT:-x}-${TAG:-x}-stop")
@@ -288,20 +312,38 @@ sv_stop() {
 sv_fx_stats() {
 	python3 - "$@" <<'EOF'
 import json, re, sys
-calls = sw = sleeps = procs = 0
+calls = sw = sleeps = procs = steals = overflow = batches = waits = 0
+wait_ms = 0.0
 by = {}
+by_call = {}
+hist = {}
+engines = set()
 for f in sys.argv[1:]:
     try:
         text = open(f, errors="replace").read()
     except OSError:
         continue
-    for m in re.finditer(r"^flexsc-run: (\d+) exception-less calls, (\d+) user-level switches, (\d+) idle sleeps", text, re.M):
+    for m in re.finditer(r"^flexsc-run: (\d+) exception-less calls, (\d+) user-level switches, (\d+) idle sleeps(?:, (\d+) steals, (\d+) calls on overflow threads)?", text, re.M):
         calls += int(m.group(1)); sw += int(m.group(2)); sleeps += int(m.group(3)); procs += 1
-    for m in re.finditer(r"^flexsc-run: carrier \d+: .*by engine: local (\d+) uring (\d+) threads (\d+) sync (\d+)", text, re.M):
-        for k, v in zip(("local", "uring", "threads", "sync"), m.groups()):
+        steals += int(m.group(4) or 0); overflow += int(m.group(5) or 0)
+    for m in re.finditer(r"^flexsc-run: \d+ carriers, engine (\S+)", text, re.M):
+        engines.add(m.group(1))
+    for m in re.finditer(r"^flexsc-run:   (\S+)\s+(\d+)$", text, re.M):
+        by_call[m.group(1)] = by_call.get(m.group(1), 0) + int(m.group(2))
+    for m in re.finditer(r"^flexsc-run: carrier \d+: (?:batches (\d+), waits (\d+) \(([\d.]+) ms\), )?.*by engine: local (\d+) uring (\d+) threads (\d+) sync (\d+)(?:; batch sizes(.*))?$", text, re.M):
+        batches += int(m.group(1) or 0); waits += int(m.group(2) or 0); wait_ms += float(m.group(3) or 0)
+        for k, v in zip(("local", "uring", "threads", "sync"), m.groups()[3:7]):
             by[k] = by.get(k, 0) + int(v)
-print(json.dumps({"processes": procs, "calls": calls, "switches": sw, "idle_sleeps": sleeps, "by_engine": by}
-                 if procs else None, separators=(",", ":")))
+        for b, v in re.findall(r"(\d+)\+:(\d+)", m.group(8) or ""):
+            hist[b] = hist.get(b, 0) + int(v)
+posted = by.get("uring", 0) + by.get("threads", 0)
+r = {"processes": procs, "engine": " ".join(sorted(engines)), "calls": calls, "switches": sw,
+     "idle_sleeps": sleeps, "steals": steals, "overflow_calls": overflow, "by_engine": by,
+     "batches": batches, "waits": waits, "wait_ms": round(wait_ms, 1),
+     "mean_batch": round(posted / batches, 2) if batches else None,
+     "batch_hist": {k: v for k, v in sorted(hist.items(), key=lambda kv: int(kv[0])) if v},
+     "by_call": dict(sorted(by_call.items(), key=lambda kv: -kv[1])[:12])}
+print(json.dumps(r if procs else None, separators=(",", ":")))
 EOF
 }
 
@@ -357,8 +399,8 @@ sv_point() {
 		bt=$SV_STOP_BT
 	fi
 	fx=null
-	[ "$RT" = flexsc ] && fx=$(sv_fx_stats $SV_LOGS)
-	if [ "$RT" = flexsc ] && [ "$fx" = null ] && [ $ok = true ]; then
+	case $RT in flexsc*) fx=$(sv_fx_stats $SV_LOGS) ;; esac
+	if [ "$RT" != nptl ] && [ "$fx" = null ] && [ $ok = true ]; then
 		ok=false why="no --stats output (the runtime did not exit cleanly)"
 	fi
 	local line
@@ -371,7 +413,8 @@ hz = float(hz)
 cpu = int(ticks) / hz
 r = {"bench": "servers", "server": server, "runtime": rt, "client": client}
 r.update(json.loads(os.environ["P"]))
-r["layout"] = "server CPU 0, client CPU 1"
+r["layout"] = ("server carrier CPU 0, syscall threads/SQPOLL CPU 1, client CPU 1 (shared)"
+               if rt == "flexsc-sc1" else "server CPU 0, client CPU 1")
 r["nice"] = int(nice)
 res.pop("failure", None)
 r.update(res)

@@ -9,7 +9,7 @@
 # server and client); --sweep runs the ranges: Apache concurrency
 # 16 64 256 1024 2048, sysbench threads 16 32 64 128 256, dnsperf clients x
 # in-flight 1:16 4:64 16:128 32:256. Options after -- go to every script
-# (common ones: --seconds S, --warm S, --runtimes "nptl flexsc"; see
+# (common ones: --seconds S, --warm S, --runtimes "nptl flexsc flexsc-sc1"; see
 # bench/servers/lib.sh). Needs: scripts/deps.sh servers, make.
 # Exit status 1 if any point of any server failed.
 set -euo pipefail
