@@ -72,30 +72,7 @@ write_conf() { # conc
 	local children=$(((2 * $1 + tpc - 1) / tpc))
 	[ "$children" -ge 2 ] || children=2
 	APACHE_CHILDREN=$children
-	cat >"$root/conf/httpd.conf" <<EOF
-# bench/servers/apache.sh: a private instance; nothing here is the system's
-ServerRoot $root
-ServerName 127.0.0.1
-Listen 127.0.0.1:$port
-PidFile $root/run/httpd.pid
-DefaultRuntimeDir $root/run
-Mutex file:$root/run default
-LoadModule mpm_${mpm}_module /usr/lib/apache2/modules/mod_mpm_${mpm}.so
-LoadModule authz_core_module /usr/lib/apache2/modules/mod_authz_core.so
-LoadModule mime_module /usr/lib/apache2/modules/mod_mime.so
-LoadModule dir_module /usr/lib/apache2/modules/mod_dir.so
-User www-data
-Group www-data
-ErrorLog $root/logs/error.log
-LogLevel warn
-DocumentRoot $root/htdocs
-<Directory />
-	Require all granted
-	AllowOverride None
-</Directory>
-DirectoryIndex 1k.html
-TypesConfig /etc/mime.types
-KeepAlive On
+	sv_apache_conf "$root" "$port" "$mpm" warn <<EOF
 MaxKeepAliveRequests 0
 KeepAliveTimeout 30
 Timeout 30
@@ -143,9 +120,10 @@ client_ab() { # seconds outfile: -t before -n (ab's -t resets -n); ab allocates 
 }
 
 parse_wrk() {
-	python3 - "$1" <<'EOF'
+	sv_py - "$1" <<'EOF'
 import json, re, sys
-t = open(sys.argv[1], errors="replace").read()
+from judge import read, judge
+t, _ = read(sys.argv[1])
 m = re.search(r"^WRKJSON (.*)$", t, re.M)
 if not m:
     print(json.dumps({"failure": "wrk produced no result"})); sys.exit()
@@ -155,27 +133,19 @@ errs = {k[4:]: w[k] for k in w if k.startswith("err_")}
 r = {"ops": w["requests"], "throughput": round(w["requests"] / d, 1) if d else 0, "unit": "req",
      "duration_s": round(d, 3), "mean_us": w["mean_us"], "p50_us": w["p50_us"], "p99_us": w["p99_us"],
      "max_us": w["max_us"], "errors": errs}
-bad = [f"{k} {v}" for k, v in errs.items() if v]
-if bad or "CLIENT-EXIT" in t:
-    r["failure"] = "wrk reported errors: " + ", ".join(bad or ["exit status " + t.split("CLIENT-EXIT ")[1].split()[0]])
-elif not w["requests"]:
-    r["failure"] = "no request answered"
-print(json.dumps(r))
+judge(r, "wrk", t, "no request answered")
 EOF
 }
 
 parse_ab() {
-	python3 - "$1" <<'EOF'
-import json, re, sys
+	sv_py - "$1" <<'EOF'
+import sys
+from judge import read, no_result, judge
 f = sys.argv[1]
-t = open(f, errors="replace").read()
-def num(pat, default=None):
-    m = re.search(pat, t, re.M)
-    return float(m.group(1)) if m else default
+t, num = read(f)
 done = num(r"^Complete requests:\s+(\d+)")
 if done is None:
-    tail = " / ".join(t.strip().splitlines()[-3:])
-    print(json.dumps({"failure": "ab failed: " + tail[:300]})); sys.exit()
+    no_result("ab", t, 3)
 dur = num(r"^Time taken for tests:\s+([\d.]+)")
 errs = {"failed": int(num(r"^Failed requests:\s+(\d+)", 0)),
         "non_2xx": int(num(r"^Non-2xx responses:\s+(\d+)", 0)),
@@ -194,14 +164,7 @@ try:  # ab -e: the time (ms) within which each percentage of the requests was se
     r["max_us"] = round(pct[100] * 1000)
 except (OSError, KeyError, ValueError):
     pass
-bad = [f"{k} {v}" for k, v in errs.items() if v]
-if bad:
-    r["failure"] = "ab reported errors: " + ", ".join(bad)
-elif "CLIENT-EXIT" in t:
-    r["failure"] = "ab exited with status " + t.split("CLIENT-EXIT ")[1].split()[0]
-elif not done:
-    r["failure"] = "no request answered"
-print(json.dumps(r))
+judge(r, "ab", t, "no request answered")
 EOF
 }
 
@@ -218,11 +181,8 @@ for CONC in $conc_list; do
 			TAG=$mpm-c$CONC-$CLIENT
 			POINT=$(printf '{"mpm":"%s","conc":%s,"file":"%s","threads_per_child":%s,"children":%s}' \
 				"$mpm" "$CONC" "$file" "$tpc" "$APACHE_CHILDREN")
-			case " $SV_DEAD_RT " in *" $RT "*) sv_skip; continue ;; esac
 			sv_point
 		done
 	done
 done
-sv_summary "$sv_jsonl"
-sv_log "results in $sv_jsonl"
-exit $sv_failed
+sv_finish

@@ -58,24 +58,7 @@ with open(f"{d}/queries.txt", "w") as f:
     for i in range(n):
         f.write(f"h{i}.bench.test A\n")
 EOF
-cat >"$d/named.conf" <<EOF
-// bench/servers/bind.sh: a private instance; nothing here is the system's
-include "$d/rndc.key";
-controls { inet 127.0.0.1 port $cport allow { 127.0.0.1; } keys { "flexsc-bench"; }; };
-options {
-	directory "$d";
-	pid-file "$d/named.pid";
-	session-keyfile "$d/session.key";
-	managed-keys-directory "$d";
-	listen-on port $port { 127.0.0.1; };
-	listen-on-v6 { none; };
-	recursion no;
-	allow-query { 127.0.0.1; };
-	dnssec-validation no;
-	notify no;
-};
-zone "bench.test" { type primary; file "$d/bench.zone"; };
-EOF
+sv_bind_conf "$d" "$port" "$cport" flexsc-bench bench.test "$d/bench.zone"
 named-checkconf "$d/named.conf" || sv_die "named-checkconf failed"
 named-checkzone -q bench.test "$d/bench.zone" || sv_die "named-checkzone failed"
 printf 'h1.bench.test A\n' >"$d/one.txt"
@@ -101,16 +84,13 @@ client_dnsperf() { # seconds outfile
 }
 
 parse_dnsperf() {
-	python3 - "$1" <<'EOF'
-import json, re, sys
-t = open(sys.argv[1], errors="replace").read()
-def num(pat, default=None):
-    m = re.search(pat, t, re.M)
-    return float(m.group(1)) if m else default
+	sv_py - "$1" <<'EOF'
+import re, sys
+from judge import read, no_result, judge
+t, num = read(sys.argv[1])
 done = num(r"^\s+Queries completed:\s+(\d+)")
 if done is None:
-    tail = " / ".join(l for l in t.strip().splitlines()[-4:])
-    print(json.dumps({"failure": "dnsperf failed: " + tail[:300]})); sys.exit()
+    no_result("dnsperf", t, 4)
 dur = num(r"^\s+Run time \(s\):\s+([\d.]+)")
 lat = sorted(float(m.group(1)) for m in re.finditer(r"^> \S+ \S+ \S+ ([\d.]+)$", t, re.M))
 codes = dict((k, int(v)) for k, v in re.findall(r"([A-Z]+) (\d+) \(", (re.search(r"^\s+Response codes:(.*)$", t, re.M) or [None, ""])[1]))
@@ -122,14 +102,7 @@ if lat:
     r["p50_us"] = round(lat[len(lat) // 2] * 1e6, 1)
     r["p99_us"] = round(lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1e6, 1)
     r["max_us"] = round(lat[-1] * 1e6, 1)
-bad = [f"{k} {v}" for k, v in errs.items() if v]
-if bad:
-    r["failure"] = "dnsperf reported errors: " + ", ".join(bad)
-elif "CLIENT-EXIT" in t:
-    r["failure"] = "dnsperf exited with status " + t.split("CLIENT-EXIT ")[1].split()[0]
-elif not done:
-    r["failure"] = "no query answered"
-print(json.dumps(r))
+judge(r, "dnsperf", t, "no query answered")
 EOF
 }
 
@@ -146,10 +119,7 @@ for load in $loads; do
 		TAG=c$CLIENTS-q$INFLIGHT
 		POINT=$(printf '{"clients":%s,"inflight":%s,"names":%s,"workers":%s,"user":"%s"}' \
 			"$CLIENTS" "$INFLIGHT" "$names" "$workers" "$user")
-		case " $SV_DEAD_RT " in *" $RT "*) sv_skip; continue ;; esac
 		sv_point
 	done
 done
-sv_summary "$sv_jsonl"
-sv_log "results in $sv_jsonl"
-exit $sv_failed
+sv_finish

@@ -108,28 +108,8 @@ check_apache() {
 	head -c 1024 /dev/zero | tr '\0' b >"$root/htdocs/1k.html"
 	chmod -R 755 "$root"
 	port=$(sv_port 18380)
-	cat >"$root/conf/httpd.conf" <<EOF
-ServerRoot $root
-ServerName 127.0.0.1
-Listen 127.0.0.1:$port
-PidFile $root/run/httpd.pid
-DefaultRuntimeDir $root/run
-Mutex file:$root/run default
-LoadModule mpm_worker_module /usr/lib/apache2/modules/mod_mpm_worker.so
-LoadModule authz_core_module /usr/lib/apache2/modules/mod_authz_core.so
-LoadModule mime_module /usr/lib/apache2/modules/mod_mime.so
-LoadModule dir_module /usr/lib/apache2/modules/mod_dir.so
-User www-data
-Group www-data
-ErrorLog $root/logs/error.log
-LogLevel notice
-DocumentRoot $root/htdocs
-<Directory />
-	Require all granted
-</Directory>
-DirectoryIndex 1k.html
-TypesConfig /etc/mime.types
-KeepAlive On
+	# LogLevel notice: generation() counts its "resuming normal operations"
+	sv_apache_conf "$root" "$port" worker notice <<EOF
 StartServers 2
 ServerLimit 4
 ThreadLimit 16
@@ -233,20 +213,14 @@ EOF
 check_mariadb() {
 	local d=$sv_tmp/mariadb-$RT port tables=4 size=10000 out t
 	[ -x /usr/sbin/mariadbd ] || { fail "/usr/sbin/mariadbd is missing"; return; }
-	mkdir -p "$d/data" "$d/run"
-	chown -R mysql:mysql "$d"
 	port=$(sv_port 13506)
-	if ! timeout -k 5 120 mariadb-install-db --no-defaults --user=mysql --datadir="$d/data" \
-		--auth-root-authentication-method=normal --skip-test-db >"$d/install.log" 2>&1; then
+	if ! sv_mariadb_init "$d" "$port"; then
 		fail "mariadb-install-db (on NPTL) failed: $(tail -2 "$d/install.log" | tr '\n' ' ')"
 		return
 	fi
-	local srv=(/usr/sbin/mariadbd --no-defaults --user=mysql --datadir="$d/data"
-		--socket="$d/run/mysqld.sock" --pid-file="$d/run/mysqld.pid" --port="$port" --bind-address=127.0.0.1
-		--skip-name-resolve --log-error="$d/run/error.log" --max-connections=200
+	local srv=("${sv_mariadbd[@]}" --max-connections=200
 		--innodb-buffer-pool-size=128M --innodb-flush-log-at-trx-commit=1 --innodb-use-native-aio=0)
-	local cli=(mariadb --no-defaults --protocol=tcp -h127.0.0.1 -P"$port" -uroot)
-	local adm=(mariadb-admin --no-defaults --protocol=tcp -h127.0.0.1 -P"$port" -uroot)
+	local cli=("${sv_mariadb[@]}") adm=("${sv_mariadb_admin[@]}")
 	local sb=(sysbench --db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$port" --mysql-user=root
 		--mysql-db=sbtest --tables=$tables --table-size=$size)
 	ping_db() { timeout -k 2 3 "${adm[@]}" ping; }
@@ -322,23 +296,7 @@ check_bind() {
 		printf '$TTL 60\n@ IN SOA ns1.check.test. admin.check.test. %s 3600 600 86400 60\n@ IN NS ns1.check.test.\nns1 IN A 127.0.0.1\nh1 IN A 10.0.0.1\n%s\n' "$1" "$2" >"$d/check.zone"
 	}
 	zone 1 ""
-	cat >"$d/named.conf" <<EOF
-include "$d/rndc.key";
-controls { inet 127.0.0.1 port $cport allow { 127.0.0.1; } keys { "flexsc-check"; }; };
-options {
-	directory "$d";
-	pid-file "$d/named.pid";
-	session-keyfile "$d/session.key";
-	managed-keys-directory "$d";
-	listen-on port $port { 127.0.0.1; };
-	listen-on-v6 { none; };
-	recursion no;
-	allow-query { 127.0.0.1; };
-	dnssec-validation no;
-	notify no;
-};
-zone "check.test" { type primary; file "$d/check.zone"; };
-EOF
+	sv_bind_conf "$d" "$port" "$cport" flexsc-check check.test "$d/check.zone"
 	named-checkconf "$d/named.conf" || { fail "named-checkconf"; return; }
 	chown -R bind:bind "$d"
 	local rndc=(rndc -s 127.0.0.1 -p "$cport" -k "$d/rndc.key")

@@ -308,6 +308,95 @@ sv_stop() {
 	SERVER_PID=
 }
 
+# sv_py ARGS...: python3 with bench/servers on the path, for the client
+# parsers' `from judge import ...` (judge.py: one judgment of client errors).
+sv_py() { PYTHONPATH="$sv_here/bench/servers${PYTHONPATH:+:$PYTHONPATH}" python3 "$@"; }
+
+# The servers' configurations, written here once for the bench scripts and
+# check.sh alike, so the instance that is checked is the one that is measured.
+
+# sv_apache_conf ROOT PORT MPM LOGLEVEL < MPM-LINES: ROOT/conf/httpd.conf of a
+# private Apache (ServerRoot ROOT: its pid file, runtime dir, logs, htdocs;
+# 127.0.0.1:PORT only; children as www-data, keep-alive); the caller's
+# process model (StartServers, ThreadsPerChild, ...) comes on stdin.
+sv_apache_conf() {
+	local root=$1 port=$2 mpm=$3 level=$4
+	{
+		cat <<EOF
+# $SV_NAME: a private instance; nothing here is the system's
+ServerRoot $root
+ServerName 127.0.0.1
+Listen 127.0.0.1:$port
+PidFile $root/run/httpd.pid
+DefaultRuntimeDir $root/run
+Mutex file:$root/run default
+LoadModule mpm_${mpm}_module /usr/lib/apache2/modules/mod_mpm_${mpm}.so
+LoadModule authz_core_module /usr/lib/apache2/modules/mod_authz_core.so
+LoadModule mime_module /usr/lib/apache2/modules/mod_mime.so
+LoadModule dir_module /usr/lib/apache2/modules/mod_dir.so
+User www-data
+Group www-data
+ErrorLog $root/logs/error.log
+LogLevel $level
+DocumentRoot $root/htdocs
+<Directory />
+	Require all granted
+	AllowOverride None
+</Directory>
+DirectoryIndex 1k.html
+TypesConfig /etc/mime.types
+KeepAlive On
+EOF
+		cat
+	} >"$root/conf/httpd.conf"
+}
+
+# sv_bind_conf DIR PORT CPORT KEYNAME ZONE ZONEFILE: DIR/named.conf of a
+# private named: DNS on 127.0.0.1:PORT only (no IPv6, no recursion), rndc on
+# 127.0.0.1:CPORT with the key KEYNAME in DIR/rndc.key, pid and session-key
+# files in DIR, and one primary zone ZONE from ZONEFILE.
+sv_bind_conf() {
+	local d=$1 port=$2 cport=$3 key=$4 zone=$5 file=$6
+	cat >"$d/named.conf" <<EOF
+// $SV_NAME: a private instance; nothing here is the system's
+include "$d/rndc.key";
+controls { inet 127.0.0.1 port $cport allow { 127.0.0.1; } keys { "$key"; }; };
+options {
+	directory "$d";
+	pid-file "$d/named.pid";
+	session-keyfile "$d/session.key";
+	managed-keys-directory "$d";
+	listen-on port $port { 127.0.0.1; };
+	listen-on-v6 { none; };
+	recursion no;
+	allow-query { 127.0.0.1; };
+	dnssec-validation no;
+	notify no;
+};
+zone "$zone" { type primary; file "$file"; };
+EOF
+}
+
+# sv_mariadb_init DIR PORT: a fresh datadir DIR/data (mariadb-install-db,
+# on NPTL: root@localhost without a password; log in DIR/install.log) and
+# DIR/run for the socket, pid file and logs, all owned by mysql. Sets
+# sv_mariadbd (the server's command line: 127.0.0.1:PORT only, no
+# my.cnf; the caller adds its tuning), sv_mariadb (the client, as root over
+# TCP) and sv_mariadb_admin. Returns 1 if mariadb-install-db failed.
+# shellcheck disable=SC2034 # the arrays are for the scripts that source this file
+sv_mariadb_init() {
+	local d=$1 port=$2
+	mkdir -p "$d/data" "$d/run"
+	chown -R mysql:mysql "$d"
+	sv_mariadbd=(/usr/sbin/mariadbd --no-defaults --user=mysql --datadir="$d/data"
+		--socket="$d/run/mysqld.sock" --pid-file="$d/run/mysqld.pid" --port="$port" --bind-address=127.0.0.1
+		--skip-name-resolve --log-error="$d/run/error.log")
+	sv_mariadb=(mariadb --no-defaults --protocol=tcp -h127.0.0.1 -P"$port" -uroot)
+	sv_mariadb_admin=(mariadb-admin --no-defaults --protocol=tcp -h127.0.0.1 -P"$port" -uroot)
+	timeout -k 5 300 mariadb-install-db --no-defaults --user=mysql --datadir="$d/data" \
+		--auth-root-authentication-method=normal --skip-test-db >"$d/install.log" 2>&1
+}
+
 # flexsc --stats of every process of the server, summed, as JSON ("null" if none)
 sv_fx_stats() {
 	python3 - "$@" <<'EOF'
@@ -353,9 +442,11 @@ EOF
 #   sv_client_fn SECONDS OUTFILE (runs the client, bounded)
 #   sv_parse_fn OUTFILE (prints a JSON object: throughput, unit, mean_us, p99_us, errors{}, ...)
 #   sv_stop_fn (stops the server) and SV_LOGS (files that hold the server's output)
-# and it appends one JSON line.
+# and it appends one JSON line (or sv_skip's, under a runtime whose server
+# did not start before).
 sv_point() {
 	local ok=true why='' t0 t1 c0a c0b res thr fx bt='' warm_ops=0
+	case " $SV_DEAD_RT " in *" $RT "*) sv_skip; return 0 ;; esac
 	sv_log "$RT, $CLIENT, $TAG (${sv_warm}+${sv_dur} s)"
 	if ! $sv_start_fn; then
 		ok=false why="the server did not start"
@@ -477,6 +568,13 @@ r["failure"] = "not run: the server did not start under this runtime earlier"
 print(json.dumps(r, separators=(",", ":")))
 EOF
 	sv_failed=1
+}
+
+# sv_finish: the script's table and exit status (1 if any point failed).
+sv_finish() {
+	sv_summary "$sv_jsonl"
+	sv_log "results in $sv_jsonl"
+	exit "$sv_failed"
 }
 
 # sv_summary FILES...: the table, with flexsc / NPTL ratios.
