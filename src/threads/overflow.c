@@ -109,7 +109,7 @@ static void *overflow_main(void *arg)
 		 * threads (docs/threads.md).
 		 */
 		atomic_store(&u->overflow_tid, tid);
-		long r = fx_cancel_pending(u) ? -EINTR :
+		long r = fx_cancel_pending(u) || (atomic_load(&u->sigpending) & ~u->sigmask) ? -EINTR :
 			fx_raw_syscall6(u->overflow_nr, (long)u->overflow_args[0], (long)u->overflow_args[1],
 					(long)u->overflow_args[2], (long)u->overflow_args[3],
 					(long)u->overflow_args[4], (long)u->overflow_args[5]);

@@ -618,7 +618,7 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 		c->by_nr[nr & 511]++;
 		if (err == -EAGAIN) {
 			/* every entry holds a blocked call: this one must not block the carrier */
-			atomic_store_explicit(&self->state, FX_U_OVERFLOW, memory_order_relaxed);
+			atomic_store(&self->state, FX_U_OVERFLOW); /* seq_cst: see the check below */
 			err = fx_overflow_submit(self, nr, args);
 			if (err)
 				atomic_store_explicit(&self->state, FX_U_RUNNING, memory_order_relaxed);
@@ -632,14 +632,21 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 			}
 			c->inflight++;
 			self->pending_call = call;
-			atomic_store_explicit(&self->state, FX_U_SYSCALL, memory_order_relaxed);
+			atomic_store(&self->state, FX_U_SYSCALL); /* seq_cst: see the check below */
 		}
 		c->in_rt = 0;
 		if (err)
 			return fx_raw_syscall6(nr, (long)args[0], (long)args[1], (long)args[2],
 					       (long)args[3], (long)args[4], (long)args[5]);
-		if (fx_cancel_pending(self))
-			fx_interrupt(self); /* cancelled before it slept: the inbox is served before it can */
+		/*
+		 * Cancelled, or sent a signal it accepts, before its state said it
+		 * waits in a call: the sender may have seen it running and left
+		 * the interruption to it. seq_cst store of the state, then this
+		 * load; the sender stores the request, then loads the state: one
+		 * of the two sees the other. The inbox is served before it sleeps.
+		 */
+		if (fx_cancel_pending(self) || (atomic_load(&self->sigpending) & ~self->sigmask))
+			fx_interrupt(self);
 		fx_block();
 		r = self->sysret;
 		if ((r != -EINTR && r != -ECANCELED) || fx_cancel_pending(self))

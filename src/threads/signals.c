@@ -99,10 +99,11 @@ static bool to_sigwaiter(int sig, const siginfo_t *info, const struct fx_uthread
 /* With reg_lock held: makes sig pending on u (which accepts it) and gets u to take it. */
 static void to_uthread(struct fx_uthread *u, int sig)
 {
+	/* the signal first, then the state: pairs with fx_rt_syscall's state store and check */
+	atomic_fetch_or(&u->sigpending, BIT(sig));
 	int state = atomic_load(&u->state);
 	struct fx_carrier *c = u->home;
 
-	atomic_fetch_or(&u->sigpending, BIT(sig));
 	if (state == FX_U_RUNNING && c)
 		/* raised by the poke's handler if u still runs there, else when it next runs */
 		fx_raw_syscall6(SYS_tgkill, getpid(), c->tid, FX_SIG_POKE, 0, 0, 0);
