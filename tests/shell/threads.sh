@@ -138,7 +138,7 @@ for src in "${sources[@]}"; do
 	fi
 
 	# build (cached: again only when the source or this script is newer)
-	if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ "$0" -nt "$bin" ]; then
+	if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ "$0" -nt "$bin" ] || [ "$root/tests/threads/check.h" -nt "$bin" ]; then
 		if ! "$cc" "${cflags[@]}" -o "$bin" "$src" "${link[@]}" 2>"$logs/$name.build"; then
 			line FAIL "$name" build "does not compile:"
 			sed 's/^/       /' "$logs/$name.build" | head -n 20

@@ -12,14 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static int failed;
-
-static void result(const char *what, int ok)
-{
-	printf("affinity: %s: %s\n", what, ok ? "ok" : "FAIL");
-	if (!ok)
-		failed = 1;
-}
+#define CHECK_NAME "affinity"
+#include "check.h"
 
 static int only_cpu0(pthread_t t)
 {

@@ -23,34 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failed;
-
-static void result(const char *what, int ok)
-{
-	printf("cancel: %s: %s\n", what, ok ? "ok" : "FAIL");
-	fflush(stdout);
-	if (!ok)
-		failed = 1;
-}
-
-static pthread_t spawn(void *(*fn)(void *), void *arg)
-{
-	pthread_t t;
-	int err = pthread_create(&t, NULL, fn, arg);
-
-	if (err) {
-		fprintf(stderr, "pthread_create: %s\n", strerror(err));
-		exit(1);
-	}
-	return t;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
+#define CHECK_NAME "cancel"
+#include "check.h"
 
 /* the order cleanup handlers and destructors ran in, per test */
 static char trace[64];

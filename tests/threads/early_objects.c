@@ -54,14 +54,8 @@ __attribute__((constructor)) static void early(void)
 
 #else
 
-static int failed;
-
-static void result(const char *what, int ok)
-{
-	printf("early_objects: %s: %s\n", what, ok ? "ok" : "FAIL");
-	if (!ok)
-		failed = 1;
-}
+#define CHECK_NAME "early_objects"
+#include "check.h"
 
 static struct timespec in_5s(void)
 {

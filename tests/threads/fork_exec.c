@@ -21,27 +21,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int failed;
-
-static void result(const char *what, int ok)
-{
-	printf("fork_exec: %s: %s\n", what, ok ? "ok" : "FAIL");
-	fflush(stdout);
-	if (!ok)
-		failed = 1;
-}
-
-static pthread_t spawn(void *(*fn)(void *), void *arg)
-{
-	pthread_t t;
-	int err = pthread_create(&t, NULL, fn, arg);
-
-	if (err) {
-		fprintf(stderr, "pthread_create: %s\n", strerror(err));
-		exit(1);
-	}
-	return t;
-}
+#define CHECK_NAME "fork_exec"
+#include "check.h"
 
 /* reads everything from fd into buf (NUL-terminated) */
 static size_t read_all(int fd, char *buf, size_t len)

@@ -24,15 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failed;
-
-static void result(const char *what, int ok)
-{
-	printf("futex_raw: %s: %s\n", what, ok ? "ok" : "FAIL");
-	fflush(stdout);
-	if (!ok)
-		failed = 1;
-}
+#define CHECK_NAME "futex_raw"
+#include "check.h"
 
 static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts,
 		  _Atomic uint32_t *addr2, uint32_t val3)

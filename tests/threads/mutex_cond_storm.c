@@ -22,27 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failed;
-
-static void result(const char *what, int ok)
-{
-	printf("mutex_cond_storm: %s: %s\n", what, ok ? "ok" : "FAIL");
-	fflush(stdout);
-	if (!ok)
-		failed = 1;
-}
-
-static pthread_t spawn(void *(*fn)(void *), void *arg)
-{
-	pthread_t t;
-	int err = pthread_create(&t, NULL, fn, arg);
-
-	if (err) {
-		fprintf(stderr, "pthread_create: %s\n", strerror(err));
-		exit(1);
-	}
-	return t;
-}
+#define CHECK_NAME "mutex_cond_storm"
+#include "check.h"
 
 /* ---- 1. counter storm ---- */
 

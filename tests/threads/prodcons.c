@@ -18,32 +18,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#define CHECK_NAME "prodcons"
+#include "check.h"
+
 #define PRODUCERS 4
 #define CONSUMERS 3
 #define ITEMS 50000 /* per producer */
 #define CAP 16
-
-static int failed;
-
-static void result(const char *what, int ok)
-{
-	printf("prodcons: %s: %s\n", what, ok ? "ok" : "FAIL");
-	fflush(stdout);
-	if (!ok)
-		failed = 1;
-}
-
-static pthread_t spawn(void *(*fn)(void *), void *arg)
-{
-	pthread_t t;
-	int err = pthread_create(&t, NULL, fn, arg);
-
-	if (err) {
-		fprintf(stderr, "pthread_create: %s\n", strerror(err));
-		exit(1);
-	}
-	return t;
-}
 
 /* an item: producer in the high bits, sequence number in the low ones */
 static uint64_t item(int p, uint64_t seq)

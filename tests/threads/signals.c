@@ -28,27 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failed;
-
-static void result(const char *what, int ok)
-{
-	printf("signals: %s: %s\n", what, ok ? "ok" : "FAIL");
-	fflush(stdout);
-	if (!ok)
-		failed = 1;
-}
-
-static pthread_t spawn(void *(*fn)(void *), void *arg)
-{
-	pthread_t t;
-	int err = pthread_create(&t, NULL, fn, arg);
-
-	if (err) {
-		fprintf(stderr, "pthread_create: %s\n", strerror(err));
-		exit(1);
-	}
-	return t;
-}
+#define CHECK_NAME "signals"
+#include "check.h"
 
 static __thread volatile sig_atomic_t tls_hits; /* handler runs on this thread */
 static _Atomic int hits;                         /* handler runs anywhere */
@@ -72,13 +53,6 @@ static void install(int sig, int flags)
 		perror("sigaction");
 		exit(1);
 	}
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
 }
 
 /* Waits up to 5 s for *v to reach want. */

@@ -28,15 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failed;
-
-static void result(const char *what, int ok)
-{
-	printf("signals_wait: %s: %s\n", what, ok ? "ok" : "FAIL");
-	fflush(stdout);
-	if (!ok)
-		failed = 1;
-}
+#define CHECK_NAME "signals_wait"
+#include "check.h"
 
 static __thread volatile sig_atomic_t tls_hits;
 

@@ -20,15 +20,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int failed;
-
-static void result(const char *what, int ok)
-{
-	printf("stack_guard: %s: %s\n", what, ok ? "ok" : "FAIL");
-	fflush(stdout);
-	if (!ok)
-		failed = 1;
-}
+#define CHECK_NAME "stack_guard"
+#include "check.h"
 
 static volatile long depth;
 

@@ -30,17 +30,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static int failed;
+#define CHECK_NAME "thread_kstate"
+#include "check.h"
+
 static _Atomic int bad;
 static long robust_offset;
-
-static void result(const char *what, int ok)
-{
-	printf("thread_kstate: %s: %s\n", what, ok ? "ok" : "FAIL");
-	fflush(stdout);
-	if (!ok)
-		failed = 1;
-}
 
 static void *robust_thread(void *arg)
 {
