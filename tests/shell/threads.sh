@@ -137,7 +137,7 @@ for src in "${sources[@]}"; do
 		link=("-L$out" "-l$name" "-Wl,-rpath,$out")
 	fi
 
-	# build (cached: again only when the source or this script is newer)
+	# build (cached: again only when the source, check.h or this script is newer)
 	if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ "$0" -nt "$bin" ] || [ "$root/tests/threads/check.h" -nt "$bin" ]; then
 		if ! "$cc" "${cflags[@]}" -o "$bin" "$src" "${link[@]}" 2>"$logs/$name.build"; then
 			line FAIL "$name" build "does not compile:"
