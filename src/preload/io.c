@@ -487,16 +487,9 @@ static int sleep_for(clockid_t clock, int flags, const struct timespec *req, str
 	return EINTR;
 }
 
-static bool on_uthread(void)
-{
-	struct fx_carrier *c = fx_rt_active ? fx_carrier_self() : NULL;
-
-	return c && c->current && !c->in_rt;
-}
-
 FX_PUBLIC int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req, struct timespec *rem)
 {
-	if (!on_uthread() || (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC))
+	if (!fx_on_uthread() || (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC))
 		return REAL(clock_nanosleep)(clock, flags, req, rem);
 	int err = sleep_for(clock, flags, req, rem);
 	if (!err && rem && !(flags & TIMER_ABSTIME))
@@ -506,7 +499,7 @@ FX_PUBLIC int clock_nanosleep(clockid_t clock, int flags, const struct timespec 
 
 FX_PUBLIC int nanosleep(const struct timespec *req, struct timespec *rem)
 {
-	if (!on_uthread())
+	if (!fx_on_uthread())
 		return REAL(nanosleep)(req, rem);
 	int err = clock_nanosleep(CLOCK_MONOTONIC, 0, req, rem);
 	if (err) {
@@ -520,7 +513,7 @@ FX_PUBLIC int usleep(useconds_t us)
 {
 	struct timespec ts = { us / 1000000, (long)(us % 1000000) * 1000 };
 
-	if (!on_uthread())
+	if (!fx_on_uthread())
 		return REAL(usleep)(us);
 	return nanosleep(&ts, NULL);
 }
@@ -529,7 +522,7 @@ FX_PUBLIC unsigned sleep(unsigned s)
 {
 	struct timespec ts = { s, 0 }, rem = { 0, 0 };
 
-	if (!on_uthread())
+	if (!fx_on_uthread())
 		return REAL(sleep)(s);
 	if (nanosleep(&ts, &rem) == 0)
 		return 0;

@@ -41,6 +41,18 @@ extern bool fx_rt_active;
  */
 bool fx_sync_ours(void);
 
+/*
+ * Whether the caller is a uthread that may wait as one (switching its
+ * carrier to others): not the runtime itself, not a signal handler, which
+ * must not switch user threads under the thread it interrupted.
+ */
+static inline bool fx_on_uthread(void)
+{
+	struct fx_carrier *c = fx_rt_active ? fx_carrier_self() : NULL;
+
+	return c && c->current && !c->in_rt && !c->in_handler;
+}
+
 /* A raw result (>= 0 or -errno) as libc returns it. */
 static inline long fx_libc_ret(long r)
 {

@@ -120,13 +120,6 @@ FX_PUBLIC int pthread_kill(pthread_t thread, int sig)
 
 /* ---- waiting for signals: a uthread waits, its carrier runs others ---- */
 
-static bool on_uthread(void)
-{
-	struct fx_carrier *c = fx_rt_active ? fx_carrier_self() : NULL;
-
-	return c && c->current && !c->in_rt && !c->in_handler;
-}
-
 /* sigtimedwait's core: the signal, or -1 with errno (EAGAIN at the timeout, EINVAL). */
 static int wait_for(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
 {
@@ -156,21 +149,21 @@ static int wait_for(const sigset_t *set, siginfo_t *info, const struct timespec 
 
 FX_PUBLIC int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
 {
-	if (!on_uthread())
+	if (!fx_on_uthread())
 		return REAL(sigtimedwait)(set, info, timeout);
 	return wait_for(set, info, timeout);
 }
 
 FX_PUBLIC int sigwaitinfo(const sigset_t *set, siginfo_t *info)
 {
-	if (!on_uthread())
+	if (!fx_on_uthread())
 		return REAL(sigwaitinfo)(set, info);
 	return wait_for(set, info, NULL);
 }
 
 FX_PUBLIC int sigwait(const sigset_t *set, int *sig)
 {
-	if (!on_uthread())
+	if (!fx_on_uthread())
 		return REAL(sigwait)(set, sig);
 	int r = wait_for(set, NULL, NULL);
 	if (r < 0)
@@ -182,7 +175,7 @@ FX_PUBLIC int sigwait(const sigset_t *set, int *sig)
 /* Waits with mask in place until a handler has run; then the old mask again. */
 FX_PUBLIC int sigsuspend(const sigset_t *mask)
 {
-	if (!on_uthread())
+	if (!fx_on_uthread())
 		return REAL(sigsuspend)(mask);
 	struct fx_uthread *u = fx_uthread_self();
 	sigset_t old;
@@ -202,7 +195,7 @@ FX_PUBLIC int pause(void)
 {
 	sigset_t now;
 
-	if (!on_uthread())
+	if (!fx_on_uthread())
 		return REAL(pause)();
 	pthread_sigmask(SIG_SETMASK, NULL, &now);
 	return sigsuspend(&now);
