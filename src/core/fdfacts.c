@@ -183,8 +183,8 @@ FX_EXPORT int close_range(unsigned first, unsigned last, int flags)
 }
 
 /*
- * Whether e is a call on a descriptor that cannot block: an O_NONBLOCK
- * descriptor, or a socket call with MSG_DONTWAIT. It returns at once
+ * Whether e is a call that cannot block: one on an O_NONBLOCK descriptor,
+ * a socket call with MSG_DONTWAIT, a poll or epoll_wait with timeout 0. It returns at once
  * (EAGAIN when it would wait), so it runs on the owner at post time: a
  * hand-off to a syscall thread would cost more than the call, and io_uring
  * would wait where the call must fail.
@@ -205,6 +205,10 @@ bool fx_call_cannot_block(const struct flexsc_entry *e)
 	case SYS_read: case SYS_write: case SYS_readv: case SYS_writev:
 	case SYS_accept: case SYS_accept4: case SYS_connect:
 		return fx_fd_nonblocking(fd);
+	case SYS_poll:
+		return (int)e->args[2] == 0;
+	case SYS_epoll_wait: case SYS_epoll_pwait:
+		return (int)e->args[3] == 0;
 	}
 	return false;
 }

@@ -193,6 +193,9 @@ bool fx_fd_nonblocking(int fd);
 bool fx_fd_unseekable(int fd);
 bool fx_call_cannot_block(const struct flexsc_entry *e);
 
+/* the caller's memory that the library reads and writes for the kernel (src/core/memcheck.c) */
+bool fx_mem_rw_ok(void *p, size_t len);
+
 void fx_warn(const struct flexsc *fx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -556,8 +556,10 @@ FX_EXPORT int flexsc_post_chain(struct flexsc_queue *q, const struct flexsc_op *
 			q->link[idx[i - 1]] = idx[i];
 		if (calls)
 			calls[i] = make_call(q, idx[i]);
-		uring = uring && route_for(q, fx_sysdesc(ops[i].sysnum), &q->entries[idx[i]],
-					   fd && i > 0) == FX_ROUTE_URING;
+		/* a ring poll completes from two CQEs (src/engine/uring.c); a chain links single ones */
+		uring = uring && ops[i].sysnum != SYS_poll &&
+			route_for(q, fx_sysdesc(ops[i].sysnum), &q->entries[idx[i]],
+				  fd && i > 0) == FX_ROUTE_URING;
 	}
 	/*
 	 * One route for the whole chain: io_uring only if it can run every op,

@@ -20,6 +20,13 @@
  * SQE carries it. Without SQPOLL the submitter's current credentials
  * apply, inline and in io-wq workers alike.
  *
+ * poll(2) of one descriptor: a POLL_ADD, linked to a timeout at the poll's
+ * deadline when it has one. The entry completes once both completions
+ * are in (they come in either order), as poll would return: revents
+ * written, 1; 0 when the timeout cancelled the poll; POLLNVAL for a closed
+ * descriptor. io_uring also ends a poll for events the caller did not ask
+ * for (POLLRDHUP); such a poll is armed again, as poll would go on waiting.
+ *
  * Waking for syscall-thread completions while asleep in io_uring_enter: an
  * eventfd read is armed on the ring, and the syscall threads write to the
  * eventfd when the owner says it sleeps that way.
@@ -28,10 +35,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <liburing.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/systab.h"
@@ -39,6 +48,15 @@
 
 #define UD_WAKE (~0ull)
 #define UD_IGNORE (~0ull - 1)
+#define UD_POLL_TIMEOUT (1ull << 48) /* | the entry's index */
+
+/* A poll(2) in flight (see the top of the file). */
+struct fx_uring_poll {
+	struct __kernel_timespec deadline; /* CLOCK_MONOTONIC; the kernel reads it at submission */
+	int32_t res;                       /* the POLL_ADD's result, once it came */
+	uint8_t cqes;                      /* completions still to come */
+	bool timed_out;                    /* the linked timeout fired */
+};
 
 struct fx_uring {
 	struct io_uring ring;
@@ -47,6 +65,7 @@ struct fx_uring {
 	bool wake_armed;       /* an eventfd read is in flight */
 	unsigned personality;  /* 0: the creator's credentials are current */
 	uint64_t wake_buf;
+	struct fx_uring_poll *polls; /* one per entry */
 };
 
 static bool op_supported(const struct flexsc *fx, unsigned op)
@@ -77,8 +96,12 @@ int fx_uring_create(struct flexsc_queue *q)
 	struct io_uring_params p;
 	int err;
 
-	if (!r)
+	if (r)
+		r->polls = calloc(q->nentries, sizeof(*r->polls));
+	if (!r || !r->polls) {
+		free(r);
 		return -ENOMEM;
+	}
 	memset(&p, 0, sizeof(p));
 	p.flags = IORING_SETUP_CQSIZE;
 	p.cq_entries = 4 * q->nentries;
@@ -101,6 +124,7 @@ int fx_uring_create(struct flexsc_queue *q)
 	if (err) {
 		fx_warn(q->fx, "io_uring setup failed (%s); this queue uses the fallback engine",
 			strerror(-err));
+		free(r->polls);
 		free(r);
 		return err;
 	}
@@ -125,6 +149,7 @@ bool fx_uring_has_direct(const struct flexsc_queue *q)
 void fx_uring_destroy(struct flexsc_queue *q)
 {
 	io_uring_queue_exit(&q->ring->ring);
+	free(q->ring->polls);
 	free(q->ring);
 	q->ring = NULL;
 }
@@ -193,6 +218,21 @@ static bool map(const struct flexsc_entry *e, struct io_uring_sqe *sqe)
 				 sqe, fd, p1, (unsigned)a[2], a[3]);
 		sqe->rw_flags = (int)a[5];
 		return true;
+	case SYS_poll: {
+		/*
+		 * One descriptor only: POLL_ADD waits for one; timeout 0 runs on
+		 * the caller. And only a wait for input: io_uring always wakes
+		 * for POLLRDHUP, which sockets report with POLLIN, so a wait for
+		 * output alone on a half-closed socket would be woken again and
+		 * again for an event poll does not report.
+		 */
+		struct pollfd *pfd = p0;
+		if (a[1] != 1 || (int)a[2] == 0 || !fx_mem_rw_ok(pfd, sizeof(*pfd)) || pfd->fd < 0 ||
+		    !(pfd->events & (POLLIN | POLLRDNORM)))
+			return false;
+		io_uring_prep_poll_add(sqe, pfd->fd, (uint16_t)pfd->events);
+		return true;
+	}
 	case SYS_fsync:
 		io_uring_prep_fsync(sqe, fd, 0);
 		return true;
@@ -412,6 +452,8 @@ bool fx_uring_can(const struct flexsc *fx, const struct flexsc_entry *e, bool ch
 
 	if (!d || d->uring_op == FX_NO_OPCODE || !op_supported(fx, d->uring_op))
 		return false;
+	if (e->sysnum == SYS_poll && !op_supported(fx, IORING_OP_LINK_TIMEOUT))
+		return false;
 	if (chained_fd) {
 		for (unsigned a = 1; a < FLEXSC_MAX_ARGS; a++)
 			if (e->args[a] == FLEXSC_CHAIN_FD)
@@ -446,20 +488,62 @@ static void set_creds(struct fx_uring *r, struct io_uring_sqe *sqe)
 	sqe->personality = (uint16_t)r->personality;
 }
 
+/* A poll's POLL_ADD and, with a deadline, its linked timeout (two SQEs side by side). */
+static void add_poll(struct flexsc_queue *q, unsigned idx, struct io_uring_sqe *sqe)
+{
+	struct fx_uring *r = q->ring;
+	struct fx_uring_poll *p = &r->polls[idx];
+	int timeout = (int)q->entries[idx].args[2];
+
+	map(&q->entries[idx], sqe);
+	set_creds(r, sqe);
+	io_uring_sqe_set_data64(sqe, idx + 1);
+	p->cqes = 1;
+	p->timed_out = false;
+	if (timeout < 0)
+		return;
+	if (!p->deadline.tv_sec && !p->deadline.tv_nsec) {
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		p->deadline.tv_sec = now.tv_sec + timeout / 1000;
+		p->deadline.tv_nsec = now.tv_nsec + (long)(timeout % 1000) * 1000000;
+		if (p->deadline.tv_nsec >= 1000000000) {
+			p->deadline.tv_sec++;
+			p->deadline.tv_nsec -= 1000000000;
+		}
+	}
+	struct io_uring_sqe *t = io_uring_get_sqe(&r->ring);
+	sqe->flags |= IOSQE_IO_LINK;
+	io_uring_prep_link_timeout(t, &p->deadline, IORING_TIMEOUT_ABS);
+	set_creds(r, t);
+	io_uring_sqe_set_data64(t, UD_POLL_TIMEOUT | idx);
+	p->cqes = 2;
+}
+
 void fx_uring_add(struct flexsc_queue *q, unsigned idx)
 {
-	struct io_uring_sqe *sqe = get_sqe(q);
 	struct flexsc_entry *e = &q->entries[idx];
+	bool poll = e->sysnum == SYS_poll;
+	struct io_uring_sqe *sqe;
 
+	/* a linked pair must go to the kernel in one submission */
+	if (poll && io_uring_sq_space_left(&q->ring->ring) < 2)
+		io_uring_submit(&q->ring->ring);
+	sqe = poll && io_uring_sq_space_left(&q->ring->ring) < 2 ? NULL : get_sqe(q);
 	if (fx_unlikely(!sqe)) {
 		/* the kernel took nothing: run it here rather than lose it */
 		fx_queue_complete(q, idx, fx_sync_run(e));
 		return;
 	}
+	__atomic_store_n(&e->status, FLEXSC_BUSY, __ATOMIC_RELAXED);
+	if (poll) {
+		q->ring->polls[idx].deadline = (struct __kernel_timespec){ 0 };
+		add_poll(q, idx, sqe);
+		return;
+	}
 	map(e, sqe);
 	set_creds(q->ring, sqe);
 	io_uring_sqe_set_data64(sqe, idx + 1);
-	__atomic_store_n(&e->status, FLEXSC_BUSY, __ATOMIC_RELAXED);
 }
 
 /*
@@ -519,6 +603,45 @@ int fx_uring_commit(struct flexsc_queue *q)
 	return r < 0 ? r : 0;
 }
 
+/*
+ * One of a poll's completions is in; with the last, the entry completes as
+ * poll(2) would return. Returns whether it completed.
+ */
+static int poll_part_done(struct flexsc_queue *q, unsigned idx, bool *rearmed)
+{
+	struct fx_uring_poll *p = &q->ring->polls[idx];
+	struct pollfd *pfd = (struct pollfd *)(uintptr_t)q->entries[idx].args[0];
+	int64_t ret;
+
+	if (--p->cqes)
+		return 0;
+	if (p->res >= 0) {
+		short revents = (short)(p->res & (pfd->events | POLLERR | POLLHUP | POLLNVAL));
+		if (!revents && !p->timed_out) {
+			/* woken for events poll would not report: wait on, to the same deadline */
+			struct io_uring_sqe *sqe = io_uring_sq_space_left(&q->ring->ring) >= 2
+				? io_uring_get_sqe(&q->ring->ring) : NULL;
+			if (sqe) {
+				add_poll(q, idx, sqe);
+				*rearmed = true;
+				return 0;
+			}
+		}
+		pfd->revents = revents;
+		ret = revents != 0;
+	} else if (p->res == -ECANCELED && p->timed_out) {
+		pfd->revents = 0;
+		ret = 0;
+	} else if (p->res == -EBADF) {
+		pfd->revents = POLLNVAL;
+		ret = 1;
+	} else {
+		ret = p->res; /* -ECANCELED: interrupted by flexsc_cancel or the runtime */
+	}
+	fx_queue_complete(q, idx, ret);
+	return 1;
+}
+
 int fx_uring_harvest(struct flexsc_queue *q)
 {
 	struct fx_uring *r = q->ring;
@@ -526,18 +649,31 @@ int fx_uring_harvest(struct flexsc_queue *q)
 	unsigned head, seen = 0;
 	int n = 0;
 
+	bool rearmed = false;
+
 	io_uring_for_each_cqe(&r->ring, head, cqe) {
 		uint64_t ud = cqe->user_data;
 
 		seen++;
-		if (ud == UD_WAKE)
+		if (ud == UD_WAKE) {
 			r->wake_armed = false;
-		else if (ud != UD_IGNORE) {
+		} else if (ud == UD_IGNORE) {
+			continue;
+		} else if ((ud & ~0xffffull) == UD_POLL_TIMEOUT) {
+			unsigned idx = (unsigned)(ud & 0xffff);
+			r->polls[idx].timed_out = cqe->res == -ETIME;
+			n += poll_part_done(q, idx, &rearmed);
+		} else if (q->entries[ud - 1].sysnum == SYS_poll) {
+			r->polls[ud - 1].res = cqe->res;
+			n += poll_part_done(q, (unsigned)(ud - 1), &rearmed);
+		} else {
 			fx_queue_complete(q, (unsigned)(ud - 1), cqe->res);
 			n++;
 		}
 	}
 	io_uring_cq_advance(&r->ring, seen);
+	if (rearmed)
+		io_uring_submit(&r->ring);
 	return n;
 }
 

@@ -298,6 +298,29 @@ S(s_poll_writable_and_nval) { polls(f, 2, POLLOUT, BAD_FD); ((struct pollfd *)f-
 S(s_poll_hup) { polls(f, 1, POLLIN, -1); close(f->v[1]); f->v[1] = -1; }
 S(s_poll_einval) { polls(f, 1, POLLIN, -1); f->a[1] = 1u << 30; }
 S(s_poll_efault) { polls(f, 1, POLLIN, -1); f->a[0] = BAD_PTR; }
+/* with a timeout: io_uring's POLL_ADD and a linked timeout for one descriptor waiting for input */
+S(s_poll_wait_data) { s_poll_data(f); f->a[2] = (uint64_t)-1; }
+S(s_poll_wait_timeout) { s_poll_timeout(f); }
+S(s_poll_wait_hup) { s_poll_hup(f); f->a[2] = 1000; }
+S(s_poll_wait_nval) { polls(f, 1, POLLIN, -1); ((struct pollfd *)f->pfd)[0].fd = BAD_FD; f->a[2] = 1000; }
+S(s_poll_wait_in_out) { polls(f, 1, POLLIN | POLLOUT, -1); ((struct pollfd *)f->pfd)[0].fd = f->v[1]; f->a[2] = 1000; }
+S(s_poll_wait_rdhup_unasked)
+{
+	int sv[2];
+
+	polls(f, 1, POLLIN, -1);
+	CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	f->v[4] = sv[0];
+	f->v[5] = sv[1];
+	CHECK_EQ(shutdown(sv[1], SHUT_WR), 0);
+	((struct pollfd *)f->pfd)[0].fd = sv[0];
+	f->a[2] = 1000;
+}
+S(s_poll_wait_out_only) { s_poll_wait_in_out(f); ((struct pollfd *)f->pfd)[0].events = POLLOUT; }
+S(s_poll_wait_negative_fd) { s_poll_timeout(f); ((struct pollfd *)f->pfd)[0].fd = -1; }
+S(s_poll_wait_two) { s_poll_writable_and_nval(f); f->a[2] = 1000; }
+S(s_poll_wait_einval) { s_poll_einval(f); f->a[2] = 1000; }
+S(s_poll_wait_efault) { s_poll_efault(f); f->a[2] = 1000; }
 O(o_poll)
 {
 	struct pollfd *p = (struct pollfd *)f->pfd;
@@ -455,13 +478,23 @@ static const struct tcase cases[] = {
 	{ "nanosleep_10ms", SYS_nanosleep, 'T', 'E', s_nanosleep, NULL, false },
 	{ "nanosleep_einval", SYS_nanosleep, 'T', 'E', s_nanosleep_einval, o_nanosleep, false },
 	{ "nanosleep_efault", SYS_nanosleep, 'T', 'E', s_nanosleep_efault, NULL, false },
-	{ "poll_pipe_readable", SYS_poll, 'T', 'E', s_poll_data, o_poll, false },
-	{ "poll_pipe_empty", SYS_poll, 'T', 'E', s_poll_empty, o_poll, false },
-	{ "poll_pipe_timeout_20ms", SYS_poll, 'T', 'E', s_poll_timeout, o_poll, false },
-	{ "poll_writable_and_pollnval", SYS_poll, 'T', 'E', s_poll_writable_and_nval, o_poll, false },
-	{ "poll_pollhup", SYS_poll, 'T', 'E', s_poll_hup, o_poll, false },
-	{ "poll_too_many_einval", SYS_poll, 'T', 'E', s_poll_einval, o_poll, false },
-	{ "poll_efault", SYS_poll, 'T', 'E', s_poll_efault, NULL, false },
+	{ "poll_pipe_readable", SYS_poll, 'N', 'E', s_poll_data, o_poll, false },
+	{ "poll_pipe_empty", SYS_poll, 'N', 'E', s_poll_empty, o_poll, false },
+	{ "poll_writable_and_pollnval", SYS_poll, 'N', 'E', s_poll_writable_and_nval, o_poll, false },
+	{ "poll_pollhup", SYS_poll, 'N', 'E', s_poll_hup, o_poll, false },
+	{ "poll_too_many_einval", SYS_poll, 'N', 'E', s_poll_einval, o_poll, false },
+	{ "poll_efault", SYS_poll, 'N', 'E', s_poll_efault, NULL, false },
+	{ "poll_wait_readable", SYS_poll, 'U', 'E', s_poll_wait_data, o_poll, false },
+	{ "poll_wait_timeout_20ms", SYS_poll, 'U', 'E', s_poll_wait_timeout, o_poll, false },
+	{ "poll_wait_pollhup", SYS_poll, 'U', 'E', s_poll_wait_hup, o_poll, false },
+	{ "poll_wait_closed_pollnval", SYS_poll, 'U', 'E', s_poll_wait_nval, o_poll, false },
+	{ "poll_wait_in_or_out", SYS_poll, 'U', 'E', s_poll_wait_in_out, o_poll, false },
+	{ "poll_wait_peer_shut_rdhup_unasked", SYS_poll, 'U', 'E', s_poll_wait_rdhup_unasked, o_poll, false },
+	{ "poll_wait_output_only", SYS_poll, 'F', 'E', s_poll_wait_out_only, o_poll, false },
+	{ "poll_wait_negative_fd", SYS_poll, 'F', 'E', s_poll_wait_negative_fd, o_poll, false },
+	{ "poll_wait_two_fds", SYS_poll, 'F', 'E', s_poll_wait_two, o_poll, false },
+	{ "poll_wait_too_many_einval", SYS_poll, 'F', 'E', s_poll_wait_einval, o_poll, false },
+	{ "poll_wait_efault", SYS_poll, 'F', 'E', s_poll_wait_efault, NULL, false },
 	{ "wait4_exited_child", SYS_wait4, 'T', 'C', s_wait4, o_wait, false },
 	{ "wait4_any_child", SYS_wait4, 'T', 'K', s_wait4_any, o_wait_any, false },
 	{ "wait4_rusage", SYS_wait4, 'T', 'C', s_wait4_rusage, o_wait, false },

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Whether the library may read and write a small piece of the caller's
+ * memory itself, where the system call would have done it in the kernel.
+ *
+ * io_uring's POLL_ADD takes the descriptor and events by value, so to serve
+ * poll(2) the engine reads the caller's pollfd before submission and writes
+ * revents after completion. The system call fails with EFAULT on a bad
+ * pointer; a load from the library would crash the program instead. So
+ * each page is checked once with process_vm_readv and process_vm_writev on
+ * the process itself (a copy of the same bytes back: they fault, or not,
+ * as the kernel's own copy would), and remembered in a small direct-mapped
+ * table. A page that later becomes unreadable (munmap, mprotect behind the
+ * library's back) while a program still passes pointers into it is a
+ * documented limit: the call faults in the library rather than failing
+ * with EFAULT.
+ */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+
+#include "core/internal.h"
+
+#define PAGE_SHIFT 12
+#define SLOTS 1024
+
+/* page number + 1 of a page known good; 0: empty */
+static _Atomic uint64_t good[SLOTS];
+
+static bool page_ok(uintptr_t page)
+{
+	return atomic_load_explicit(&good[page % SLOTS], memory_order_relaxed) == page + 1;
+}
+
+static bool ask_kernel(void *p, size_t len)
+{
+	char copy[64];
+	struct iovec local = { copy, len }, remote = { p, len };
+	long pid = fx_raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0);
+
+	if (len > sizeof(copy))
+		return false;
+	if (fx_raw_syscall6(SYS_process_vm_readv, pid, (long)&local, 1, (long)&remote, 1, 0) != (long)len)
+		return false;
+	return fx_raw_syscall6(SYS_process_vm_writev, pid, (long)&local, 1, (long)&remote, 1, 0) == (long)len;
+}
+
+bool fx_mem_rw_ok(void *p, size_t len)
+{
+	uintptr_t a = (uintptr_t)p, first = a >> PAGE_SHIFT, last = (a + len - 1) >> PAGE_SHIFT;
+
+	if (!len || a + len < a)
+		return false;
+	if (page_ok(first) && page_ok(last))
+		return true;
+	if (!ask_kernel(p, len))
+		return false;
+	atomic_store_explicit(&good[first % SLOTS], first + 1, memory_order_relaxed);
+	atomic_store_explicit(&good[last % SLOTS], last + 1, memory_order_relaxed);
+	return true;
+}

@@ -1,0 +1,272 @@
+/*
+ * poll() of one descriptor, as servers wait for a request on a socket
+ * (Apache, MariaDB): what poll returns, when it returns, and what it writes.
+ *   1. a pipe another thread writes to later: 1, revents POLLIN;
+ *   2. nothing comes within 100 ms: 0, revents 0, not before 100 ms;
+ *   3. the peer shut its side of a socket: POLLIN, and no POLLRDHUP
+ *      (not asked for); asked for, POLLIN|POLLRDHUP;
+ *   4. a handler with SA_RESTART runs while the thread waits: -1, EINTR
+ *      (poll is never restarted);
+ *   5. pthread_cancel of a thread waiting with no timeout: it exits
+ *      PTHREAD_CANCELED;
+ *   6. 200 threads each waiting on a pipe of its own, written in a shuffled
+ *      order: every poll returns 1 with POLLIN;
+ *   7. 2,000 polls with a 1 ms timeout racing a writer: each returns 0 with
+ *      revents 0 and nothing to read, or 1 with POLLIN and a byte to read;
+ *   8. a bad pointer: -1, EFAULT; a closed descriptor: 1, POLLNVAL.
+ * Every wait is bounded: a lost wake-up is a FAIL, not a hang.
+ */
+// flexsc-test: skip-config sync (200 threads blocked in poll() outnumber the carriers: the sync engine blocks them)
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHECK_NAME "poll_wait"
+#include "check.h"
+
+#define NWAITERS 200
+#define NRACES 2000
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int must_pipe(int p[2])
+{
+	if (pipe(p)) {
+		perror("pipe");
+		exit(1);
+	}
+	return p[0];
+}
+
+/* ---- 1, 4, 5: one thread waiting on a pipe ---- */
+
+struct waiter {
+	int fd;
+	int timeout;
+	_Atomic int started;
+	int ret, err;
+	short revents;
+};
+
+static void *wait_fn(void *arg)
+{
+	struct waiter *w = arg;
+	struct pollfd p = { w->fd, POLLIN, 0x7777 };
+
+	atomic_store(&w->started, 1);
+	w->ret = poll(&p, 1, w->timeout);
+	w->err = errno;
+	w->revents = p.revents;
+	return NULL;
+}
+
+/* Until w's thread is about to poll (up to 5 s); then a little more, for it to be in. */
+static void wait_started(struct waiter *w, int settle_ms)
+{
+	for (int i = 0; i < 5000 && !atomic_load(&w->started); i++)
+		sleep_ms(1);
+	sleep_ms(settle_ms);
+}
+
+static int woken_by_write(void)
+{
+	int p[2];
+	struct waiter w = { .fd = must_pipe(p), .timeout = 5000 };
+	pthread_t t = spawn(wait_fn, &w);
+
+	wait_started(&w, 50);
+	if (write(p[1], "x", 1) != 1)
+		return 0;
+	pthread_join(t, NULL);
+	close(p[0]);
+	close(p[1]);
+	return w.ret == 1 && w.revents == POLLIN;
+}
+
+static int times_out(void)
+{
+	int p[2];
+	struct pollfd pf = { must_pipe(p), POLLIN, 0x7777 };
+	double t0 = now_s();
+	int r = poll(&pf, 1, 100);
+	double took = now_s() - t0;
+
+	close(p[0]);
+	close(p[1]);
+	return r == 0 && pf.revents == 0 && took >= 0.099;
+}
+
+static int peer_shut(short events, short want)
+{
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) || shutdown(sv[1], SHUT_WR))
+		return 0;
+	struct pollfd pf = { sv[0], events, 0 };
+	int r = poll(&pf, 1, 5000);
+	close(sv[0]);
+	close(sv[1]);
+	return r == 1 && pf.revents == want;
+}
+
+static void handler(int sig)
+{
+	(void)sig;
+}
+
+static int interrupted(void)
+{
+	int p[2];
+	struct waiter w = { .fd = must_pipe(p), .timeout = 5000 };
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handler;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGUSR1, &sa, NULL);
+	pthread_t t = spawn(wait_fn, &w);
+	wait_started(&w, 50);
+	double t0 = now_s();
+	pthread_kill(t, SIGUSR1);
+	pthread_join(t, NULL);
+	double took = now_s() - t0;
+	close(p[0]);
+	close(p[1]);
+	return w.ret == -1 && w.err == EINTR && took < 4.0;
+}
+
+static int cancelled(void)
+{
+	int p[2];
+	struct waiter w = { .fd = must_pipe(p), .timeout = -1 };
+	pthread_t t = spawn(wait_fn, &w);
+	void *res = NULL;
+
+	wait_started(&w, 50);
+	pthread_cancel(t);
+	pthread_join(t, &res);
+	close(p[0]);
+	close(p[1]);
+	return res == PTHREAD_CANCELED;
+}
+
+/* ---- 6. many waiters ---- */
+
+static int many_waiters(void)
+{
+	static struct waiter w[NWAITERS];
+	static int wfd[NWAITERS];
+	pthread_t t[NWAITERS];
+	int order[NWAITERS], ok = 1;
+
+	for (int i = 0; i < NWAITERS; i++) {
+		int p[2];
+		w[i] = (struct waiter){ .fd = must_pipe(p), .timeout = 10000 };
+		wfd[i] = p[1];
+		order[i] = i;
+		t[i] = spawn(wait_fn, &w[i]);
+	}
+	srand(7);
+	for (int i = NWAITERS - 1; i > 0; i--) {
+		int j = rand() % (i + 1), k = order[i];
+		order[i] = order[j];
+		order[j] = k;
+	}
+	for (int i = 0; i < NWAITERS; i++)
+		wait_started(&w[i], i == NWAITERS - 1 ? 50 : 0);
+	for (int i = 0; i < NWAITERS; i++)
+		if (write(wfd[order[i]], "x", 1) != 1)
+			ok = 0;
+	for (int i = 0; i < NWAITERS; i++) {
+		pthread_join(t[i], NULL);
+		ok &= w[i].ret == 1 && w[i].revents == POLLIN;
+		close(w[i].fd);
+		close(wfd[i]);
+	}
+	return ok;
+}
+
+/* ---- 7. timeouts racing a writer ---- */
+
+static int race_pipe[2];
+static _Atomic int race_done;
+
+static void *race_writer(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&race_done)) {
+		if (write(race_pipe[1], "r", 1) != 1)
+			break;
+		sleep_ms(1);
+	}
+	return NULL;
+}
+
+static int races(void)
+{
+	int ok = 1, hits = 0;
+
+	must_pipe(race_pipe);
+	pthread_t t = spawn(race_writer, NULL);
+	for (int i = 0; i < NRACES && ok; i++) {
+		struct pollfd pf = { race_pipe[0], POLLIN, 0x7777 };
+		int r = poll(&pf, 1, 1);
+		char c;
+		if (r == 1) {
+			ok = pf.revents == POLLIN && read(race_pipe[0], &c, 1) == 1 && c == 'r';
+			hits++;
+		} else {
+			ok = r == 0 && pf.revents == 0;
+		}
+	}
+	atomic_store(&race_done, 1);
+	pthread_join(t, NULL);
+	close(race_pipe[0]);
+	close(race_pipe[1]);
+	return ok && hits > 0;
+}
+
+/* ---- 8. bad input ---- */
+
+static int bad_input(void)
+{
+	int p[2];
+	struct pollfd pf = { must_pipe(p), POLLIN, 0x7777 };
+
+	close(p[0]);
+	close(p[1]);
+	int r1 = poll((struct pollfd *)16, 1, 100);
+	int e1 = errno;
+	int r2 = poll(&pf, 1, 100);
+	return r1 == -1 && e1 == EFAULT && r2 == 1 && pf.revents == POLLNVAL;
+}
+
+int main(void)
+{
+	result("woken by a write: 1, POLLIN", woken_by_write());
+	result("nothing within 100 ms: 0, not early", times_out());
+	result("peer shut: POLLIN without POLLRDHUP", peer_shut(POLLIN, POLLIN));
+	result("peer shut, POLLRDHUP asked: both", peer_shut(POLLIN | POLLRDHUP, POLLIN | POLLRDHUP));
+	result("a handler with SA_RESTART: EINTR", interrupted());
+	result("cancelled while waiting", cancelled());
+	result("200 waiters woken in shuffled order", many_waiters());
+	result("1 ms timeouts racing a writer", races());
+	result("bad pointer EFAULT, closed descriptor POLLNVAL", bad_input());
+	return failed;
+}
