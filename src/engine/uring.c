@@ -20,12 +20,19 @@
  * SQE carries it. Without SQPOLL the submitter's current credentials
  * apply, inline and in io-wq workers alike.
  *
- * poll(2) of one descriptor: a POLL_ADD, linked to a timeout at the poll's
- * deadline when it has one. The entry completes once both completions
- * are in (they come in either order), as poll would return: revents
- * written, 1; 0 when the timeout cancelled the poll; POLLNVAL for a closed
- * descriptor. io_uring also ends a poll for events the caller did not ask
- * for (POLLRDHUP); such a poll is armed again, as poll would go on waiting.
+ * Calls that wait for a descriptor, as a POLL_ADD linked to a timeout at
+ * the call's deadline when it has one; the entry completes once both
+ * completions are in (they come in either order):
+ * - poll(2) of one descriptor, as poll would return: revents written, 1;
+ *   0 when the timeout cancelled the poll; POLLNVAL for a closed
+ *   descriptor;
+ * - epoll_wait(2): the POLL_ADD waits on the epoll descriptor itself, and
+ *   the events are then taken on the owner with epoll_wait(..., 0), which
+ *   also runs first, before any wait (bad arguments fail at once, ready
+ *   events come without a ring round trip).
+ * A wait woken with nothing for the caller (another thread took the
+ * events; io_uring wakes for POLLRDHUP even when not asked) is armed
+ * again to the same deadline, as the system call would go on waiting.
  *
  * Waking for syscall-thread completions while asleep in io_uring_enter: an
  * eventfd read is armed on the ring, and the syscall threads write to the
@@ -50,7 +57,7 @@
 #define UD_IGNORE (~0ull - 1)
 #define UD_POLL_TIMEOUT (1ull << 48) /* | the entry's index */
 
-/* A poll(2) in flight (see the top of the file). */
+/* A call waiting for a descriptor (see the top of the file). */
 struct fx_uring_poll {
 	struct __kernel_timespec deadline; /* CLOCK_MONOTONIC; the kernel reads it at submission */
 	int32_t res;                       /* the POLL_ADD's result, once it came */
@@ -233,6 +240,10 @@ static bool map(const struct flexsc_entry *e, struct io_uring_sqe *sqe)
 		io_uring_prep_poll_add(sqe, pfd->fd, (uint16_t)pfd->events);
 		return true;
 	}
+	case SYS_epoll_wait:
+		/* timeout 0 runs on the caller */
+		io_uring_prep_poll_add(sqe, fd, POLLIN);
+		return (int)a[3] != 0;
 	case SYS_fsync:
 		io_uring_prep_fsync(sqe, fd, 0);
 		return true;
@@ -452,7 +463,7 @@ bool fx_uring_can(const struct flexsc *fx, const struct flexsc_entry *e, bool ch
 
 	if (!d || d->uring_op == FX_NO_OPCODE || !op_supported(fx, d->uring_op))
 		return false;
-	if (e->sysnum == SYS_poll && !op_supported(fx, IORING_OP_LINK_TIMEOUT))
+	if (fx_uring_waits_by_poll(e->sysnum) && !op_supported(fx, IORING_OP_LINK_TIMEOUT))
 		return false;
 	if (chained_fd) {
 		for (unsigned a = 1; a < FLEXSC_MAX_ARGS; a++)
@@ -488,12 +499,31 @@ static void set_creds(struct fx_uring *r, struct io_uring_sqe *sqe)
 	sqe->personality = (uint16_t)r->personality;
 }
 
-/* A poll's POLL_ADD and, with a deadline, its linked timeout (two SQEs side by side). */
+/* epoll_wait's events, without waiting: on the owner, before and after a wait. */
+static int64_t epoll_take(const struct flexsc_entry *e)
+{
+	return fx_raw_syscall6(SYS_epoll_wait, (long)e->args[0], (long)e->args[1], (long)e->args[2],
+			       0, 0, 0);
+}
+
+/* Whether io_uring serves call nr by polling a descriptor (see the top of the file). */
+bool fx_uring_waits_by_poll(long nr)
+{
+	return nr == SYS_poll || nr == SYS_epoll_wait;
+}
+
+/* The call's timeout in milliseconds, negative: none. */
+static int poll_timeout_ms(const struct flexsc_entry *e)
+{
+	return (int)e->args[e->sysnum == SYS_poll ? 2 : 3];
+}
+
+/* A waiting call's POLL_ADD and, with a deadline, its linked timeout (two SQEs side by side). */
 static void add_poll(struct flexsc_queue *q, unsigned idx, struct io_uring_sqe *sqe)
 {
 	struct fx_uring *r = q->ring;
 	struct fx_uring_poll *p = &r->polls[idx];
-	int timeout = (int)q->entries[idx].args[2];
+	int timeout = poll_timeout_ms(&q->entries[idx]);
 
 	map(&q->entries[idx], sqe);
 	set_creds(r, sqe);
@@ -523,8 +553,16 @@ static void add_poll(struct flexsc_queue *q, unsigned idx, struct io_uring_sqe *
 void fx_uring_add(struct flexsc_queue *q, unsigned idx)
 {
 	struct flexsc_entry *e = &q->entries[idx];
-	bool poll = e->sysnum == SYS_poll;
+	bool poll = fx_uring_waits_by_poll(e->sysnum);
 	struct io_uring_sqe *sqe;
+
+	if (e->sysnum == SYS_epoll_wait) {
+		int64_t ready = epoll_take(e);
+		if (ready) {
+			fx_queue_complete(q, idx, ready);
+			return;
+		}
+	}
 
 	/* a linked pair must go to the kernel in one submission */
 	if (poll && io_uring_sq_space_left(&q->ring->ring) < 2)
@@ -610,29 +648,30 @@ int fx_uring_commit(struct flexsc_queue *q)
 static int poll_part_done(struct flexsc_queue *q, unsigned idx, bool *rearmed)
 {
 	struct fx_uring_poll *p = &q->ring->polls[idx];
-	struct pollfd *pfd = (struct pollfd *)(uintptr_t)q->entries[idx].args[0];
+	struct flexsc_entry *e = &q->entries[idx];
+	struct pollfd *pfd = (struct pollfd *)(uintptr_t)e->args[0];
+	bool is_poll = e->sysnum == SYS_poll;
 	int64_t ret;
 
 	if (--p->cqes)
 		return 0;
 	if (p->res >= 0) {
-		short revents = (short)(p->res & (pfd->events | POLLERR | POLLHUP | POLLNVAL));
-		if (!revents && !p->timed_out) {
-			/* woken for events poll would not report: wait on, to the same deadline */
-			struct io_uring_sqe *sqe = io_uring_sq_space_left(&q->ring->ring) >= 2
-				? io_uring_get_sqe(&q->ring->ring) : NULL;
-			if (sqe) {
-				add_poll(q, idx, sqe);
-				*rearmed = true;
-				return 0;
-			}
+		/* what the caller gets: the events poll reports, or epoll_wait's */
+		ret = is_poll ? p->res & (pfd->events | POLLERR | POLLHUP | POLLNVAL) : epoll_take(e);
+		if (ret == 0 && !p->timed_out && io_uring_sq_space_left(&q->ring->ring) >= 2) {
+			add_poll(q, idx, io_uring_get_sqe(&q->ring->ring));
+			*rearmed = true;
+			return 0;
 		}
-		pfd->revents = revents;
-		ret = revents != 0;
+		if (is_poll) {
+			pfd->revents = (short)ret;
+			ret = ret != 0;
+		}
 	} else if (p->res == -ECANCELED && p->timed_out) {
-		pfd->revents = 0;
+		if (is_poll)
+			pfd->revents = 0;
 		ret = 0;
-	} else if (p->res == -EBADF) {
+	} else if (p->res == -EBADF && is_poll) {
 		pfd->revents = POLLNVAL;
 		ret = 1;
 	} else {
@@ -663,7 +702,7 @@ int fx_uring_harvest(struct flexsc_queue *q)
 			unsigned idx = (unsigned)(ud & 0xffff);
 			r->polls[idx].timed_out = cqe->res == -ETIME;
 			n += poll_part_done(q, idx, &rearmed);
-		} else if (q->entries[ud - 1].sysnum == SYS_poll) {
+		} else if (fx_uring_waits_by_poll(q->entries[ud - 1].sysnum)) {
 			r->polls[ud - 1].res = cqe->res;
 			n += poll_part_done(q, (unsigned)(ud - 1), &rearmed);
 		} else {

@@ -1,6 +1,7 @@
 /*
  * poll() of one descriptor, as servers wait for a request on a socket
- * (Apache, MariaDB): what poll returns, when it returns, and what it writes.
+ * (Apache, MariaDB), and epoll_wait(), as event loops do (BIND's libuv):
+ * what they return, when, and what they write.
  *   1. a pipe another thread writes to later: 1, revents POLLIN;
  *   2. nothing comes within 100 ms: 0, revents 0, not before 100 ms;
  *   3. the peer shut its side of a socket: POLLIN, and no POLLRDHUP
@@ -13,7 +14,12 @@
  *      order: every poll returns 1 with POLLIN;
  *   7. 2,000 polls with a 1 ms timeout racing a writer: each returns 0 with
  *      revents 0 and nothing to read, or 1 with POLLIN and a byte to read;
- *   8. a bad pointer: -1, EFAULT; a closed descriptor: 1, POLLNVAL.
+ *   8. a bad pointer: -1, EFAULT; a closed descriptor: 1, POLLNVAL;
+ *   9. epoll_wait woken by a write: 1 event, with its data;
+ *  10. epoll_wait with nothing within 100 ms: 0, not early;
+ *  11. two threads in epoll_wait on one EPOLLONESHOT descriptor, one write:
+ *      one thread gets the event, the other waits on to its timeout (0);
+ *  12. epoll_wait while a handler with SA_RESTART runs: -1, EINTR.
  * Every wait is bounded: a lost wake-up is a FAIL, not a hang.
  */
 // flexsc-test: skip-config sync (200 threads blocked in poll() outnumber the carriers: the sync engine blocks them)
@@ -27,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -257,6 +264,109 @@ static int bad_input(void)
 	return r1 == -1 && e1 == EFAULT && r2 == 1 && pf.revents == POLLNVAL;
 }
 
+/* ---- 9-12. epoll_wait ---- */
+
+struct ep_waiter {
+	int epfd;
+	int timeout;
+	_Atomic int started;
+	int ret, err;
+	struct epoll_event ev;
+};
+
+static void *ep_wait_fn(void *arg)
+{
+	struct ep_waiter *w = arg;
+
+	atomic_store(&w->started, 1);
+	w->ret = epoll_wait(w->epfd, &w->ev, 1, w->timeout);
+	w->err = errno;
+	return NULL;
+}
+
+/* An epoll instance watching pipe p's read end for events, data 42. */
+static int ep_on_pipe(int p[2], unsigned events)
+{
+	int epfd = epoll_create1(0);
+	struct epoll_event ev = { .events = events, .data.u64 = 42 };
+
+	must_pipe(p);
+	if (epfd < 0 || epoll_ctl(epfd, EPOLL_CTL_ADD, p[0], &ev)) {
+		perror("epoll");
+		exit(1);
+	}
+	return epfd;
+}
+
+static void ep_started(struct ep_waiter *w, int settle_ms)
+{
+	for (int i = 0; i < 5000 && !atomic_load(&w->started); i++)
+		sleep_ms(1);
+	sleep_ms(settle_ms);
+}
+
+static int ep_woken(void)
+{
+	int p[2];
+	struct ep_waiter w = { .epfd = ep_on_pipe(p, EPOLLIN), .timeout = 5000 };
+	pthread_t t = spawn(ep_wait_fn, &w);
+
+	ep_started(&w, 50);
+	int wrote = write(p[1], "x", 1) == 1;
+	pthread_join(t, NULL);
+	close(w.epfd);
+	close(p[0]);
+	close(p[1]);
+	return wrote && w.ret == 1 && w.ev.events == EPOLLIN && w.ev.data.u64 == 42;
+}
+
+static int ep_times_out(void)
+{
+	int p[2], epfd = ep_on_pipe(p, EPOLLIN);
+	struct epoll_event ev;
+	double t0 = now_s();
+	int r = epoll_wait(epfd, &ev, 1, 100);
+	double took = now_s() - t0;
+
+	close(epfd);
+	close(p[0]);
+	close(p[1]);
+	return r == 0 && took >= 0.099;
+}
+
+static int ep_oneshot_one_winner(void)
+{
+	int p[2], epfd = ep_on_pipe(p, EPOLLIN | EPOLLONESHOT);
+	struct ep_waiter a = { .epfd = epfd, .timeout = 300 }, b = a;
+	pthread_t ta = spawn(ep_wait_fn, &a), tb = spawn(ep_wait_fn, &b);
+
+	ep_started(&a, 0);
+	ep_started(&b, 50);
+	int wrote = write(p[1], "x", 1) == 1;
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	close(epfd);
+	close(p[0]);
+	close(p[1]);
+	return wrote && a.ret + b.ret == 1 && (a.ret == 0 || b.ret == 0) &&
+	       (a.ret == 1 ? a.ev.data.u64 : b.ev.data.u64) == 42;
+}
+
+static int ep_interrupted(void)
+{
+	int p[2];
+	struct ep_waiter w = { .epfd = ep_on_pipe(p, EPOLLIN), .timeout = 5000 };
+	pthread_t t = spawn(ep_wait_fn, &w);
+
+	ep_started(&w, 50);
+	pthread_kill(t, SIGUSR1); /* the handler interrupted() installed, SA_RESTART */
+	pthread_join(t, NULL);
+	close(w.epfd);
+	close(p[0]);
+	close(p[1]);
+	return w.ret == -1 && w.err == EINTR;
+}
+
 int main(void)
 {
 	result("woken by a write: 1, POLLIN", woken_by_write());
@@ -268,5 +378,9 @@ int main(void)
 	result("200 waiters woken in shuffled order", many_waiters());
 	result("1 ms timeouts racing a writer", races());
 	result("bad pointer EFAULT, closed descriptor POLLNVAL", bad_input());
+	result("epoll_wait woken by a write: the event and its data", ep_woken());
+	result("epoll_wait with nothing within 100 ms: 0, not early", ep_times_out());
+	result("epoll_wait, EPOLLONESHOT, two waiters: one gets it", ep_oneshot_one_winner());
+	result("epoll_wait with a handler with SA_RESTART: EINTR", ep_interrupted());
 	return failed;
 }

@@ -119,6 +119,26 @@ S(s_epoll_ebadf) { s_epoll_add(f); f->a[2] = BAD_FD; }
 S(s_epoll_efault) { s_epoll_add(f); f->a[3] = BAD_PTR; }
 S(s_epoll_bad_op) { s_epoll_add(f); f->a[1] = 99; }
 S(s_epoll_exclusive_mod) { ep(f, EPOLLIN | EPOLLEXCLUSIVE); CHECK_EQ(epoll_ctl(f->v[6], EPOLL_CTL_ADD, f->v[0], (struct epoll_event *)f->ev), 0); ARGS(f, f->v[6], EPOLL_CTL_MOD, f->v[0], P(f->ev)); }
+/* epoll_wait: the pipe registered for `events`, the result into ev (room for 2) */
+static void epw(struct fix *f, uint32_t events, int timeout)
+{
+	ep(f, events);
+	CHECK_EQ(epoll_ctl(f->v[6], EPOLL_CTL_ADD, f->v[0], (struct epoll_event *)f->ev), 0);
+	memset(f->ev, 0x55, sizeof(f->ev));
+	ARGS(f, f->v[6], P(f->ev), 2, (uint64_t)timeout);
+}
+S(s_epw_ready) { epw(f, EPOLLIN, 1000); }
+S(s_epw_ready_now) { epw(f, EPOLLIN, 0); }
+S(s_epw_nothing_20ms) { epw(f, EPOLLIN, 20); CHECK_EQ(read(f->v[0], f->b[0], 1), 1); }
+S(s_epw_maxevents_einval) { epw(f, EPOLLIN, 1000); f->a[2] = 0; }
+S(s_epw_not_epoll_einval) { epw(f, EPOLLIN, 1000); f->a[0] = (uint64_t)f->v[0]; }
+S(s_epw_ebadf) { epw(f, EPOLLIN, 1000); f->a[0] = BAD_FD; }
+S(s_epw_efault) { epw(f, EPOLLIN, 1000); f->a[1] = BAD_PTR; }
+O(o_epw)
+{
+	const struct epoll_event *e = (const struct epoll_event *)f->ev;
+	oprintf(o, " {ev=%x data=%llx}", e[0].events, (unsigned long long)e[0].data.u64);
+}
 O(o_epoll)
 {
 	struct epoll_event e[4];
@@ -389,6 +409,13 @@ static const struct tcase cases[] = {
 	{ "tee_o_nonblock_empty_eagain", SYS_tee, 'A', 'E', s_tee_o_nonblock, o_pipes, false },
 	{ "tee_eof", SYS_tee, 'U', 'E', s_tee_eof, o_pipes, false },
 	{ "tee_ebadf", SYS_tee, 'U', 'E', s_tee_ebadf, NULL, false },
+	{ "epoll_wait_ready", SYS_epoll_wait, 'U', 'E', s_epw_ready, o_epw, false },
+	{ "epoll_wait_ready_timeout_0", SYS_epoll_wait, 'N', 'E', s_epw_ready_now, o_epw, false },
+	{ "epoll_wait_nothing_20ms", SYS_epoll_wait, 'U', 'E', s_epw_nothing_20ms, o_epw, false },
+	{ "epoll_wait_maxevents_0_einval", SYS_epoll_wait, 'U', 'E', s_epw_maxevents_einval, o_epw, false },
+	{ "epoll_wait_not_epoll_einval", SYS_epoll_wait, 'U', 'E', s_epw_not_epoll_einval, o_epw, false },
+	{ "epoll_wait_ebadf", SYS_epoll_wait, 'U', 'E', s_epw_ebadf, o_epw, false },
+	{ "epoll_wait_efault", SYS_epoll_wait, 'U', 'E', s_epw_efault, NULL, false },
 	{ "epoll_ctl_add", SYS_epoll_ctl, 'U', 'E', s_epoll_add, o_epoll, false },
 	{ "epoll_ctl_add_twice_eexist", SYS_epoll_ctl, 'U', 'E', s_epoll_add_twice, o_epoll, false },
 	{ "epoll_ctl_mod", SYS_epoll_ctl, 'U', 'E', s_epoll_mod, o_epoll, false },

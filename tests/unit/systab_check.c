@@ -52,6 +52,8 @@ static const struct {
 	{ "writev", IORING_OP_WRITEV },
 	{ "pwritev", IORING_OP_WRITEV },
 	{ "pwritev2", IORING_OP_WRITEV },
+	{ "poll", IORING_OP_POLL_ADD },
+	{ "epoll_wait", IORING_OP_POLL_ADD },
 	{ "fsync", IORING_OP_FSYNC },
 	{ "fdatasync", IORING_OP_FSYNC },
 	{ "sync_file_range", IORING_OP_SYNC_FILE_RANGE },
