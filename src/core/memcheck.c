@@ -35,7 +35,7 @@ static bool page_ok(uintptr_t page)
 
 static bool ask_kernel(void *p, size_t len)
 {
-	char copy[64];
+	char copy[256];
 	struct iovec local = { copy, len }, remote = { p, len };
 	long pid = fx_raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0);
 

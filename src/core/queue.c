@@ -556,8 +556,7 @@ FX_EXPORT int flexsc_post_chain(struct flexsc_queue *q, const struct flexsc_op *
 			q->link[idx[i - 1]] = idx[i];
 		if (calls)
 			calls[i] = make_call(q, idx[i]);
-		/* a ring wait completes from two CQEs (src/engine/uring.c); a chain links single ones */
-		uring = uring && !fx_uring_waits_by_poll(ops[i].sysnum) &&
+		uring = uring && fx_uring_chainable(ops[i].sysnum) &&
 			route_for(q, fx_sysdesc(ops[i].sysnum), &q->entries[idx[i]],
 				  fd && i > 0) == FX_ROUTE_URING;
 	}

@@ -20,7 +20,7 @@ int fx_uring_create(struct flexsc_queue *q);
 void fx_uring_destroy(struct flexsc_queue *q);
 bool fx_uring_can(const struct flexsc *fx, const struct flexsc_entry *e, bool chained_fd);
 bool fx_uring_has_direct(const struct flexsc_queue *q);
-bool fx_uring_waits_by_poll(long nr);
+bool fx_uring_chainable(long nr);
 void fx_uring_add(struct flexsc_queue *q, unsigned idx);
 void fx_uring_add_chain(struct flexsc_queue *q, unsigned first);
 int fx_uring_commit(struct flexsc_queue *q);

@@ -46,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -65,6 +66,12 @@ struct fx_uring_poll {
 	bool timed_out;                    /* the linked timeout fired */
 };
 
+/* What an entry whose result the engine makes from io_uring's keeps in flight. */
+union fx_uring_scratch {
+	struct fx_uring_poll poll;
+	struct statx stx; /* newfstatat: what STATX fills, to convert into struct stat */
+};
+
 struct fx_uring {
 	struct io_uring ring;
 	bool sqpoll;
@@ -72,7 +79,7 @@ struct fx_uring {
 	bool wake_armed;       /* an eventfd read is in flight */
 	unsigned personality;  /* 0: the creator's credentials are current */
 	uint64_t wake_buf;
-	struct fx_uring_poll *polls; /* one per entry */
+	union fx_uring_scratch *scratch; /* one per entry */
 };
 
 static bool op_supported(const struct flexsc *fx, unsigned op)
@@ -104,8 +111,8 @@ int fx_uring_create(struct flexsc_queue *q)
 	int err;
 
 	if (r)
-		r->polls = calloc(q->nentries, sizeof(*r->polls));
-	if (!r || !r->polls) {
+		r->scratch = calloc(q->nentries, sizeof(*r->scratch));
+	if (!r || !r->scratch) {
 		free(r);
 		return -ENOMEM;
 	}
@@ -131,7 +138,7 @@ int fx_uring_create(struct flexsc_queue *q)
 	if (err) {
 		fx_warn(q->fx, "io_uring setup failed (%s); this queue uses the fallback engine",
 			strerror(-err));
-		free(r->polls);
+		free(r->scratch);
 		free(r);
 		return err;
 	}
@@ -156,7 +163,7 @@ bool fx_uring_has_direct(const struct flexsc_queue *q)
 void fx_uring_destroy(struct flexsc_queue *q)
 {
 	io_uring_queue_exit(&q->ring->ring);
-	free(q->ring->polls);
+	free(q->ring->scratch);
 	free(q->ring);
 	q->ring = NULL;
 }
@@ -269,6 +276,17 @@ static bool map(const struct flexsc_entry *e, struct io_uring_sqe *sqe)
 		return fits32(a[3]);
 	case SYS_close:
 		io_uring_prep_close(sqe, fd);
+		return true;
+	case SYS_newfstatat:
+		/*
+		 * As STATX into the entry's scratch, converted at completion (the
+		 * engine then writes the caller's struct stat, so it must be
+		 * writable); the statx buffer is set by fx_uring_add.
+		 */
+		if (!a[1] || (a[3] & ~(uint64_t)(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | AT_NO_AUTOMOUNT)) ||
+		    !fx_mem_rw_ok(p2, sizeof(struct stat)))
+			return false;
+		io_uring_prep_statx(sqe, fd, p1, (int)a[3], STATX_BASIC_STATS, NULL);
 		return true;
 	case SYS_statx:
 		if (!a[1])
@@ -456,6 +474,12 @@ static bool fd_fits(const struct flexsc_entry *e)
 	}
 }
 
+/* Whether io_uring serves call nr by polling a descriptor (see the top of the file). */
+static bool waits_by_poll(long nr)
+{
+	return nr == SYS_poll || nr == SYS_epoll_wait;
+}
+
 bool fx_uring_can(const struct flexsc *fx, const struct flexsc_entry *e, bool chained_fd)
 {
 	const struct fx_sysdesc *d = fx_sysdesc(e->sysnum);
@@ -463,7 +487,7 @@ bool fx_uring_can(const struct flexsc *fx, const struct flexsc_entry *e, bool ch
 
 	if (!d || d->uring_op == FX_NO_OPCODE || !op_supported(fx, d->uring_op))
 		return false;
-	if (fx_uring_waits_by_poll(e->sysnum) && !op_supported(fx, IORING_OP_LINK_TIMEOUT))
+	if (waits_by_poll(e->sysnum) && !op_supported(fx, IORING_OP_LINK_TIMEOUT))
 		return false;
 	if (chained_fd) {
 		for (unsigned a = 1; a < FLEXSC_MAX_ARGS; a++)
@@ -506,10 +530,42 @@ static int64_t epoll_take(const struct flexsc_entry *e)
 			       0, 0, 0);
 }
 
-/* Whether io_uring serves call nr by polling a descriptor (see the top of the file). */
-bool fx_uring_waits_by_poll(long nr)
+/* The kernel's new_encode_dev: how stat(2) packs a device number. */
+static uint64_t encode_dev(uint32_t major, uint32_t minor)
 {
-	return nr == SYS_poll || nr == SYS_epoll_wait;
+	return (minor & 0xff) | ((uint64_t)major << 8) | ((uint64_t)(minor & ~0xffu) << 12);
+}
+
+/* newfstatat's result from STATX's, field by field as the kernel's cp_new_stat fills it. */
+static void stat_from_statx(struct stat *st, const struct statx *x)
+{
+	struct stat s;
+
+	memset(&s, 0, sizeof(s));
+	s.st_dev = encode_dev(x->stx_dev_major, x->stx_dev_minor);
+	s.st_ino = x->stx_ino;
+	s.st_mode = x->stx_mode;
+	s.st_nlink = x->stx_nlink;
+	s.st_uid = x->stx_uid;
+	s.st_gid = x->stx_gid;
+	s.st_rdev = encode_dev(x->stx_rdev_major, x->stx_rdev_minor);
+	s.st_size = (off_t)x->stx_size;
+	s.st_blksize = x->stx_blksize;
+	s.st_blocks = (blkcnt_t)x->stx_blocks;
+	s.st_atim = (struct timespec){ x->stx_atime.tv_sec, x->stx_atime.tv_nsec };
+	s.st_mtim = (struct timespec){ x->stx_mtime.tv_sec, x->stx_mtime.tv_nsec };
+	s.st_ctim = (struct timespec){ x->stx_ctime.tv_sec, x->stx_ctime.tv_nsec };
+	memcpy(st, &s, sizeof(s));
+}
+
+/*
+ * Whether call nr may be an op of a chain of hard-linked SQEs: not when the
+ * engine makes its result from more than one completion, or from scratch
+ * memory of its own entry (newfstatat).
+ */
+bool fx_uring_chainable(long nr)
+{
+	return !waits_by_poll(nr) && nr != SYS_newfstatat;
 }
 
 /* The call's timeout in milliseconds, negative: none. */
@@ -522,7 +578,7 @@ static int poll_timeout_ms(const struct flexsc_entry *e)
 static void add_poll(struct flexsc_queue *q, unsigned idx, struct io_uring_sqe *sqe)
 {
 	struct fx_uring *r = q->ring;
-	struct fx_uring_poll *p = &r->polls[idx];
+	struct fx_uring_poll *p = &r->scratch[idx].poll;
 	int timeout = poll_timeout_ms(&q->entries[idx]);
 
 	map(&q->entries[idx], sqe);
@@ -553,7 +609,7 @@ static void add_poll(struct flexsc_queue *q, unsigned idx, struct io_uring_sqe *
 void fx_uring_add(struct flexsc_queue *q, unsigned idx)
 {
 	struct flexsc_entry *e = &q->entries[idx];
-	bool poll = fx_uring_waits_by_poll(e->sysnum);
+	bool poll = waits_by_poll(e->sysnum);
 	struct io_uring_sqe *sqe;
 
 	if (e->sysnum == SYS_epoll_wait) {
@@ -575,11 +631,13 @@ void fx_uring_add(struct flexsc_queue *q, unsigned idx)
 	}
 	__atomic_store_n(&e->status, FLEXSC_BUSY, __ATOMIC_RELAXED);
 	if (poll) {
-		q->ring->polls[idx].deadline = (struct __kernel_timespec){ 0 };
+		q->ring->scratch[idx].poll.deadline = (struct __kernel_timespec){ 0 };
 		add_poll(q, idx, sqe);
 		return;
 	}
 	map(e, sqe);
+	if (e->sysnum == SYS_newfstatat)
+		sqe->off = (uint64_t)(uintptr_t)&q->ring->scratch[idx].stx;
 	set_creds(q->ring, sqe);
 	io_uring_sqe_set_data64(sqe, idx + 1);
 }
@@ -647,7 +705,7 @@ int fx_uring_commit(struct flexsc_queue *q)
  */
 static int poll_part_done(struct flexsc_queue *q, unsigned idx, bool *rearmed)
 {
-	struct fx_uring_poll *p = &q->ring->polls[idx];
+	struct fx_uring_poll *p = &q->ring->scratch[idx].poll;
 	struct flexsc_entry *e = &q->entries[idx];
 	struct pollfd *pfd = (struct pollfd *)(uintptr_t)e->args[0];
 	bool is_poll = e->sysnum == SYS_poll;
@@ -700,12 +758,15 @@ int fx_uring_harvest(struct flexsc_queue *q)
 			continue;
 		} else if ((ud & ~0xffffull) == UD_POLL_TIMEOUT) {
 			unsigned idx = (unsigned)(ud & 0xffff);
-			r->polls[idx].timed_out = cqe->res == -ETIME;
+			r->scratch[idx].poll.timed_out = cqe->res == -ETIME;
 			n += poll_part_done(q, idx, &rearmed);
-		} else if (fx_uring_waits_by_poll(q->entries[ud - 1].sysnum)) {
-			r->polls[ud - 1].res = cqe->res;
+		} else if (waits_by_poll(q->entries[ud - 1].sysnum)) {
+			r->scratch[ud - 1].poll.res = cqe->res;
 			n += poll_part_done(q, (unsigned)(ud - 1), &rearmed);
 		} else {
+			const struct flexsc_entry *e = &q->entries[ud - 1];
+			if (e->sysnum == SYS_newfstatat && cqe->res == 0)
+				stat_from_statx((struct stat *)(uintptr_t)e->args[2], &r->scratch[ud - 1].stx);
 			fx_queue_complete(q, (unsigned)(ud - 1), cqe->res);
 			n++;
 		}

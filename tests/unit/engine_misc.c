@@ -223,6 +223,9 @@ S(s_fstatat_nofollow)
 }
 S(s_fstatat_empty) { base(f); ARGS(f, f->v[3], P(""), P(&f->st), AT_EMPTY_PATH); }
 S(s_fstatat_bad_flags) { s_fstatat(f); f->a[3] = 0x40000000; }
+S(s_fstatat_efault) { s_fstatat(f); f->a[2] = BAD_PTR; }
+S(s_fstatat_path_efault) { s_fstatat(f); f->a[1] = BAD_PTR; }
+S(s_fstatat_null_path) { s_fstatat_empty(f); f->a[1] = 0; }
 O(o_stat)
 {
 	if (ret == 0)
@@ -462,11 +465,14 @@ static const struct tcase cases[] = {
 	{ "fstat", SYS_fstat, 'T', 'E', s_fstat, o_stat, false },
 	{ "fstat_ebadf", SYS_fstat, 'T', 'E', s_fstat_ebadf, NULL, false },
 	{ "fstat_efault", SYS_fstat, 'T', 'E', s_fstat_efault, NULL, false },
-	{ "newfstatat", SYS_newfstatat, 'T', 'E', s_fstatat, o_stat, false },
-	{ "newfstatat_enoent", SYS_newfstatat, 'T', 'E', s_fstatat_enoent, o_stat, false },
-	{ "newfstatat_symlink_nofollow", SYS_newfstatat, 'T', 'E', s_fstatat_nofollow, o_stat, false },
-	{ "newfstatat_at_empty_path", SYS_newfstatat, 'T', 'E', s_fstatat_empty, o_stat, false },
-	{ "newfstatat_bad_flags", SYS_newfstatat, 'T', 'E', s_fstatat_bad_flags, o_stat, false },
+	{ "newfstatat", SYS_newfstatat, 'U', 'E', s_fstatat, o_stat, false },
+	{ "newfstatat_enoent", SYS_newfstatat, 'U', 'E', s_fstatat_enoent, o_stat, false },
+	{ "newfstatat_symlink_nofollow", SYS_newfstatat, 'U', 'E', s_fstatat_nofollow, o_stat, false },
+	{ "newfstatat_at_empty_path", SYS_newfstatat, 'U', 'E', s_fstatat_empty, o_stat, false },
+	{ "newfstatat_bad_flags", SYS_newfstatat, 'F', 'E', s_fstatat_bad_flags, o_stat, false },
+	{ "newfstatat_efault", SYS_newfstatat, 'F', 'E', s_fstatat_efault, NULL, false },
+	{ "newfstatat_path_efault", SYS_newfstatat, 'U', 'E', s_fstatat_path_efault, NULL, false },
+	{ "newfstatat_null_path_empty", SYS_newfstatat, 'F', 'E', s_fstatat_null_path, o_stat, false },
 	{ "getdents64", SYS_getdents64, 'T', 'E', s_getdents, o_dents, false },
 	{ "getdents64_buffer_too_small", SYS_getdents64, 'T', 'E', s_getdents_small, o_dents, false },
 	{ "getdents64_at_end", SYS_getdents64, 'T', 'E', s_getdents_end, o_dents, false },

@@ -63,6 +63,7 @@ static const struct {
 	{ "openat2", IORING_OP_OPENAT2 },
 	{ "close", IORING_OP_CLOSE },
 	{ "statx", IORING_OP_STATX },
+	{ "newfstatat", IORING_OP_STATX },
 	{ "accept", IORING_OP_ACCEPT },
 	{ "accept4", IORING_OP_ACCEPT },
 	{ "connect", IORING_OP_CONNECT },
