@@ -20,7 +20,8 @@
 # (unmeasured load first, default 2), --runtimes "nptl flexsc" (or
 # flexsc-sc1: --cores 0 --syscall-cores 1, the server's carrier on CPU 0
 # and its syscall threads / SQPOLL thread on CPU 1, which the client
-# shares; recorded in "layout"), --out NAME
+# shares; recorded in "layout"; flexsc-eN: as flexsc with --entries N,
+# N syscall entries per carrier, the paper's figure 16), --out NAME
 # (results/NAME.jsonl; default servers-SERVER). Environment: as bench/http:
 # FLEXSC_BENCH_IDLE_WAIT (seconds to wait for other work to quiet down,
 # default 60), FLEXSC_BENCH_NICE (default -20 as root).
@@ -82,7 +83,7 @@ sv_parse_common() {
 	done
 	case "$sv_dur$sv_warm" in *[!0-9]*|'') sv_usage ;; esac
 	for rt in $sv_runtimes; do
-		case $rt in nptl|flexsc|flexsc-sc1) ;; *) sv_die "unknown runtime '$rt' (nptl flexsc flexsc-sc1)" ;; esac
+		case $rt in nptl|flexsc|flexsc-sc1|flexsc-e[0-9]*) ;; *) sv_die "unknown runtime '$rt' (nptl flexsc flexsc-sc1 flexsc-eENTRIES)" ;; esac
 	done
 }
 
@@ -222,6 +223,7 @@ sv_launch() {
 	flexsc) nice -n "$sv_nice" taskset -c 0 "$sv_tmp/rt/flexsc-run" --cores 0 --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
 	# the syscall core (1) must be in the affinity the runtime inherits; it pins the carrier to 0 itself
 	flexsc-sc1) nice -n "$sv_nice" taskset -c 0,1 "$sv_tmp/rt/flexsc-run" --cores 0 --syscall-cores 1 --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
+	flexsc-e*) nice -n "$sv_nice" taskset -c 0 "$sv_tmp/rt/flexsc-run" --cores 0 --entries "${rt#flexsc-e}" --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
 	esac
 	SERVER_PID=$!
 	SV_CHILD_PIDS=
@@ -507,6 +509,7 @@ r.update(json.loads(os.environ["P"]))
 r["layout"] = ("server carrier CPU 0, syscall threads/SQPOLL CPU 1, client CPU 1 (shared)"
                if rt == "flexsc-sc1" else "server CPU 0, client CPU 1")
 r["nice"] = int(nice)
+r["entries"] = int(rt[len("flexsc-e"):]) if rt.startswith("flexsc-e") else 4096 if rt != "nptl" else None
 res.pop("failure", None)
 r.update(res)
 r["server_cpu_s"] = round(cpu, 2)

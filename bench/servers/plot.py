@@ -69,6 +69,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     if a.table:
         table(runs)
+    entries_plot(runs, a.out)
     for server in sorted({r["server"] for r in runs}):
         srv = [r for r in runs if r["server"] == server]
         wls = sorted({workload(r) for r in srv})
@@ -129,6 +130,42 @@ def main():
         print(out)
 
 
+def entries_plot(runs, out_dir):
+    """The paper's figure 16: throughput against the syscall entries per
+    core, one line per (server, workload, load) run with flexsc-eN, with
+    NPTL's throughput at that point as a flat reference."""
+    ent = [r for r in runs if r["runtime"].startswith("flexsc-e")]
+    if not ent:
+        return
+    keys = sorted({(r["server"], workload(r), xval(r)) for r in ent}, key=str)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for n, k in enumerate(keys):
+        color = f"C{n}"
+        same = [r for r in runs if (r["server"], workload(r), xval(r)) == k]
+        pts = {}
+        for r in same:
+            if r["runtime"].startswith("flexsc-e"):
+                pts.setdefault(r["entries"], []).append(r["throughput"])
+        xs = sorted(pts)
+        ax.plot(xs, [statistics.median(pts[x]) for x in xs], "s-", color=color,
+                label=f"{k[0]} {k[1]} {k[2]}: flexsc-run --entries N")
+        base = [r["throughput"] for r in same if r["runtime"] == "nptl"]
+        if base:
+            ax.axhline(statistics.median(base), color=color, ls=":", label=f"{k[0]} {k[1]} {k[2]}: NPTL")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("syscall entries per core (64-byte entries; 64 per 4 KiB page)")
+    ax.set_ylabel("throughput (ops/s)")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title("Throughput against syscall entries per core (paper's figure 16)")
+    fig.tight_layout()
+    out = os.path.join(out_dir, "servers-entries.png")
+    fig.savefig(out, dpi=90)
+    plt.close(fig)
+    print(out)
+
+
 def table(runs):
     def med(rs, k):
         v = [r.get(k) for r in rs if r.get(k) is not None]
@@ -149,7 +186,7 @@ def table(runs):
         grp = [r for r in runs if (r["server"], workload(r), xval(r), r.get("clients")) == k]
         base = [r for r in grp if r["runtime"] == "nptl"]
         load = f"{k[3]}/{k[2]}" if k[0] == "bind" else str(k[2])
-        for rt in ("flexsc", "flexsc-sc1"):
+        for rt in sorted({r["runtime"] for r in grp if r["runtime"] != "nptl"}):
             fx = [r for r in grp if r["runtime"] == rt]
             if not fx or not base:
                 continue

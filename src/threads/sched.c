@@ -914,8 +914,17 @@ int fx_rt_start(void)
 	 * would leave calls queued behind them for good.
 	 */
 	cfg.max_threads = 16384;
-	/* the most syscall entries a queue can have: each blocked thread holds one */
-	cfg.pages_per_queue = 64;
+	/*
+	 * Syscall entries per carrier (flexsc-run --entries; default the most a
+	 * queue can have): each blocked thread holds one, and calls beyond
+	 * them go to overflow threads.
+	 */
+	const char *entries = getenv("FLEXSC_ENTRIES");
+	long nentries = entries ? strtol(entries, NULL, 10) : 64 * FLEXSC_ENTRIES_PER_PAGE;
+	if (nentries < FLEXSC_ENTRIES_PER_PAGE || nentries % FLEXSC_ENTRIES_PER_PAGE ||
+	    nentries > 64 * FLEXSC_ENTRIES_PER_PAGE)
+		return -EINVAL;
+	cfg.pages_per_queue = (unsigned)(nentries / FLEXSC_ENTRIES_PER_PAGE);
 	cfg.interrupt_signal = FX_SIG_INTERRUPT;
 	struct sigaction act = { .sa_handler = interrupted }; /* no SA_RESTART: that is the point */
 	sigemptyset(&act.sa_mask);

@@ -10,6 +10,7 @@
 #   cores0   --cores 0                      one carrier
 #   threads  --engine threads
 #   sync     --engine sync
+#   small    --entries 64                   64 syscall entries a carrier: overflow threads
 #   split    --cores 0 --syscall-cores 1 --engine threads   (2+ CPUs only)
 # each with a timeout, requiring the plain run's exit status and stdout.
 # One line per (program, configuration), then a summary.
@@ -53,9 +54,10 @@ declare -A flags=(
 	[cores0]="--cores 0"
 	[threads]="--engine threads"
 	[sync]="--engine sync"
+	[small]="--entries 64"
 	[split]="--cores 0 --syscall-cores 1 --engine threads"
 )
-configs=(default cores0 threads sync)
+configs=(default cores0 threads sync small)
 if [ "$(nproc)" -ge 2 ]; then
 	configs+=(split)
 else

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# flexsc-run's command line: bad options fail with a message naming the
+# problem and exit status 2, before anything runs; good ones run the program
+# and pass its exit status on.
+# Exit 0 pass, 1 fail, 77 skip.
+set -u
+build=${FLEXSC_BUILD:-}
+[ -n "$build" ] || { echo "skip: FLEXSC_BUILD is not set (run through tests/run.sh BUILD)"; exit 77; }
+run=$build/flexsc-run
+[ -x "$run" ] || { echo "skip: $run is missing (make builds it)"; exit 77; }
+fail=0
+
+# refused EXPECTED-MESSAGE-PART ARGS...: exit 2, the message on stderr, the program never run
+refused() {
+	local want=$1 err rc
+	shift
+	err=$("$run" "$@" -- sh -c 'echo ran' 2>&1 >/dev/null)
+	rc=$?
+	if [ $rc -ne 2 ] || [[ $err != *"$want"* ]]; then
+		echo "FAIL: flexsc-run $*: exit $rc, stderr '$err' (want 2 and '$want')"
+		fail=1
+	fi
+}
+
+refused "--entries '100'" --entries 100
+refused "--entries '0'" --entries 0
+refused "--entries '8192'" --entries 8192
+refused "--entries 'x'" --entries x
+refused "--entries '--'" --entries
+refused "unknown engine 'fast'" --engine fast
+refused "unknown option --bogus" --bogus
+
+out=$("$run" --entries 64 --cores 0 -- sh -c 'echo ran; exit 3')
+rc=$?
+[ "$out" = ran ] && [ $rc -eq 3 ] || { echo "FAIL: --entries 64 ran '$out', exit $rc (want 'ran', 3)"; fail=1; }
+out=$("$run" --entries 4096 -- true) || { echo "FAIL: --entries 4096 -- true failed"; fail=1; }
+
+[ $fail = 0 ] && echo "cli: flexsc-run refuses bad options and runs good ones"
+exit $fail
