@@ -3,7 +3,7 @@
  * flexsc-run: runs an unmodified program on FlexSC-Threads.
  *
  *   flexsc-run [--cores LIST] [--syscall-cores LIST] [--engine auto|uring|threads|sync]
- *              [--entries N] [--stats] -- program args...
+ *              [--entries N] [--specialize off|auto] [--stats] -- program args...
  *
  * It preloads libflexsc-run.so (found next to this executable, or in
  * ../lib/flexsc/ when installed), passes the configuration in FLEXSC_*
@@ -26,11 +26,13 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: flexsc-run [--cores LIST] [--syscall-cores LIST] "
-		   "[--engine auto|uring|threads|sync] [--entries N] [--stats] -- program [args...]\n"
+		   "[--engine auto|uring|threads|sync] [--entries N] [--specialize off|auto] [--stats] -- program [args...]\n"
 		   "  --cores LIST          CPUs that run user threads (default: the current affinity)\n"
 		   "  --syscall-cores LIST  CPUs for syscall threads and SQPOLL (default: none, batching on the user cores)\n"
 		   "  --engine E            where exception-less calls run (default: auto)\n"
 		   "  --entries N           syscall entries per user core: 64 to 4096, a multiple of 64 (default 4096)\n"
+		   "  --specialize auto     choose while running, per user core, whether its calls run there or on\n"
+		   "                        the syscall cores, from measured throughput (needs --syscall-cores)\n"
 		   "  --stats               print the runtime's counters when the program exits\n"
 		   "LIST is like 0,2-3.\n");
 }
@@ -108,7 +110,8 @@ static void append_env(const char *name, const char *value, char sep)
 
 int main(int argc, char **argv)
 {
-	const char *cores = NULL, *syscall_cores = NULL, *engine = "auto", *entries = "4096";
+	const char *cores = NULL, *syscall_cores = NULL, *engine = "auto", *entries = "4096",
+		   *specialize = "off";
 	bool stats = false;
 	int i;
 	cpu_set_t allowed;
@@ -126,7 +129,7 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--stats")) {
 			stats = true;
 		} else if (!strcmp(a, "--cores") || !strcmp(a, "--syscall-cores") || !strcmp(a, "--engine") ||
-			   !strcmp(a, "--entries")) {
+			   !strcmp(a, "--entries") || !strcmp(a, "--specialize")) {
 			if (i + 1 >= argc)
 				return die("%s needs a value", a);
 			const char *v = argv[++i];
@@ -136,6 +139,8 @@ int main(int argc, char **argv)
 				syscall_cores = v;
 			else if (!strcmp(a, "--entries"))
 				entries = v;
+			else if (!strcmp(a, "--specialize"))
+				specialize = v;
 			else
 				engine = v;
 		} else if (a[0] == '-') {
@@ -153,6 +158,10 @@ int main(int argc, char **argv)
 	long nentries = strtol(entries, &end, 10);
 	if (end == entries || *end || nentries < 64 || nentries > 4096 || nentries % 64)
 		return die("--entries '%s' is not a multiple of 64 from 64 to 4096", entries);
+	if (strcmp(specialize, "off") && strcmp(specialize, "auto"))
+		return die("unknown --specialize '%s' (off or auto)", specialize);
+	if (!strcmp(specialize, "auto") && (!syscall_cores || strcmp(engine, "auto")))
+		return die("%s", "--specialize auto needs --syscall-cores, and the auto engine");
 	if (cores && check_cpus(cores, &allowed) <= 0)
 		return die("--cores '%s' names no CPU, or one this process may not use", cores);
 	if (syscall_cores && check_cpus(syscall_cores, &allowed) <= 0)
@@ -176,6 +185,7 @@ int main(int argc, char **argv)
 		unsetenv("FLEXSC_SYSCALL_CORES");
 	setenv("FLEXSC_ENGINE", engine, 1);
 	setenv("FLEXSC_ENTRIES", entries, 1);
+	setenv("FLEXSC_SPECIALIZE", specialize, 1);
 	if (stats)
 		setenv("FLEXSC_STATS", "1", 1);
 	else

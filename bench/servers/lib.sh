@@ -21,7 +21,10 @@
 # flexsc-sc1: --cores 0 --syscall-cores 1, the server's carrier on CPU 0
 # and its syscall threads / SQPOLL thread on CPU 1, which the client
 # shares; recorded in "layout"; flexsc-eN: as flexsc with --entries N,
-# N syscall entries per carrier, the paper's figure 16), --out NAME
+# N syscall entries per carrier, the paper's figure 16; flexsc-remote:
+# as flexsc-sc1 with --engine threads, every posted call on CPU 1;
+# flexsc-auto: as flexsc-sc1 with --specialize auto, the runtime choosing
+# between the two while it runs), --out NAME
 # (results/NAME.jsonl; default servers-SERVER). Environment: as bench/http:
 # FLEXSC_BENCH_IDLE_WAIT (seconds to wait for other work to quiet down,
 # default 60), FLEXSC_BENCH_NICE (default -20 as root).
@@ -83,7 +86,8 @@ sv_parse_common() {
 	done
 	case "$sv_dur$sv_warm" in *[!0-9]*|'') sv_usage ;; esac
 	for rt in $sv_runtimes; do
-		case $rt in nptl|flexsc|flexsc-sc1|flexsc-e[0-9]*) ;; *) sv_die "unknown runtime '$rt' (nptl flexsc flexsc-sc1 flexsc-eENTRIES)" ;; esac
+		case $rt in nptl|flexsc|flexsc-sc1|flexsc-remote|flexsc-auto|flexsc-e[0-9]*) ;;
+		*) sv_die "unknown runtime '$rt' (nptl flexsc flexsc-sc1 flexsc-remote flexsc-auto flexsc-eENTRIES)" ;; esac
 	done
 }
 
@@ -223,6 +227,8 @@ sv_launch() {
 	flexsc) nice -n "$sv_nice" taskset -c 0 "$sv_tmp/rt/flexsc-run" --cores 0 --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
 	# the syscall core (1) must be in the affinity the runtime inherits; it pins the carrier to 0 itself
 	flexsc-sc1) nice -n "$sv_nice" taskset -c 0,1 "$sv_tmp/rt/flexsc-run" --cores 0 --syscall-cores 1 --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
+	flexsc-remote) nice -n "$sv_nice" taskset -c 0,1 "$sv_tmp/rt/flexsc-run" --cores 0 --syscall-cores 1 --engine threads --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
+	flexsc-auto) nice -n "$sv_nice" taskset -c 0,1 "$sv_tmp/rt/flexsc-run" --cores 0 --syscall-cores 1 --specialize auto --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
 	flexsc-e*) nice -n "$sv_nice" taskset -c 0 "$sv_tmp/rt/flexsc-run" --cores 0 --entries "${rt#flexsc-e}" --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
 	esac
 	SERVER_PID=$!
@@ -408,6 +414,7 @@ wait_ms = 0.0
 by = {}
 by_call = {}
 hist = {}
+spec = {}
 engines = set()
 for f in sys.argv[1:]:
     try:
@@ -427,6 +434,9 @@ for f in sys.argv[1:]:
             by[k] = by.get(k, 0) + int(v)
         for b, v in re.findall(r"(\d+)\+:(\d+)", m.group(8) or ""):
             hist[b] = hist.get(b, 0) + int(v)
+    for m in re.finditer(r"^flexsc-run: carrier \d+: specialization: windows local (\d+) remote (\d+), (\d+) switches, (\d+) probes, (\d+) kept$", text, re.M):
+        for k, v in zip(("local_windows", "remote_windows", "switches", "probes", "kept"), m.groups()):
+            spec[k] = spec.get(k, 0) + int(v)
 posted = by.get("uring", 0) + by.get("threads", 0)
 r = {"processes": procs, "engine": " ".join(sorted(engines)), "calls": calls, "switches": sw,
      "idle_sleeps": sleeps, "steals": steals, "overflow_calls": overflow, "by_engine": by,
@@ -434,6 +444,8 @@ r = {"processes": procs, "engine": " ".join(sorted(engines)), "calls": calls, "s
      "mean_batch": round(posted / batches, 2) if batches else None,
      "batch_hist": {k: v for k, v in sorted(hist.items(), key=lambda kv: int(kv[0])) if v},
      "by_call": dict(sorted(by_call.items(), key=lambda kv: -kv[1])[:12])}
+if spec:
+    r["specialization"] = spec
 print(json.dumps(r if procs else None, separators=(",", ":")))
 EOF
 }
@@ -507,7 +519,7 @@ cpu = int(ticks) / hz
 r = {"bench": "servers", "server": server, "runtime": rt, "client": client}
 r.update(json.loads(os.environ["P"]))
 r["layout"] = ("server carrier CPU 0, syscall threads/SQPOLL CPU 1, client CPU 1 (shared)"
-               if rt == "flexsc-sc1" else "server CPU 0, client CPU 1")
+               if rt in ("flexsc-sc1", "flexsc-remote", "flexsc-auto") else "server CPU 0, client CPU 1")
 r["nice"] = int(nice)
 r["entries"] = int(rt[len("flexsc-e"):]) if rt.startswith("flexsc-e") else 4096 if rt != "nptl" else None
 res.pop("failure", None)

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Plots of bench/servers/ results in the style of the FlexSC paper's
-figures 11-15: per server, throughput, latency (mean and p99) and work
+figures 11-16: per server, throughput, latency (mean and p99) and work
 per server CPU-second against the load, NPTL against flexsc-run.
 
   /usr/bin/python3 bench/servers/plot.py [--out DIR] [--table] FILE.jsonl ...
@@ -14,7 +14,10 @@ than 10% of the server's CPU ("noisy") are drawn hollow. --table also
 prints a Markdown table of the flexsc / NPTL ratios per point (throughput,
 mean and p99 latency, work per server CPU-second) with the flexsc-run
 counters behind them (exception-less calls per operation, the share run
-by each engine, posted calls per batch).
+by each engine, posted calls per batch, and under --specialize auto the
+share of windows its carriers ran remote). Runs with --entries N
+(runtime flexsc-eN) also give DIR/servers-entries.png, throughput
+against the syscall entries per core (figure 16).
 """
 import argparse
 import glob
@@ -32,6 +35,8 @@ STYLE = {
     "nptl": dict(color="tab:blue", marker="o", label="NPTL"),
     "flexsc": dict(color="tab:red", marker="s", label="flexsc-run (one core)"),
     "flexsc-sc1": dict(color="tab:orange", marker="^", label="flexsc-run --syscall-cores 1"),
+    "flexsc-remote": dict(color="tab:purple", marker="v", label="flexsc-run, every call on CPU 1"),
+    "flexsc-auto": dict(color="tab:green", marker="D", label="flexsc-run --specialize auto"),
 }
 XLABEL = {"apache": "concurrent connections", "mariadb": "sysbench threads",
           "bind": "dnsperf queries in flight (-q)"}
@@ -77,7 +82,7 @@ def main():
         for i, wl in enumerate(wls):
             sub = [r for r in srv if workload(r) == wl]
             unit = UNIT.get(sub[0].get("unit"), sub[0].get("unit", "ops/s"))
-            for rt in ("nptl", "flexsc", "flexsc-sc1"):
+            for rt in STYLE:
                 pts = {}
                 for r in sub:
                     if r["runtime"] == rt:
@@ -194,6 +199,9 @@ def table(runs):
             by = f0.get("by_engine") or {}
             tot = sum(by.values()) or 1
             eng = "/".join(f"{100 * by.get(e, 0) / tot:.0f}" for e in ("local", "uring", "threads"))
+            sp = f0.get("specialization")
+            if sp and sp["local_windows"] + sp["remote_windows"]:
+                eng += f" (remote in {100 * sp['remote_windows'] / (sp['local_windows'] + sp['remote_windows']):.0f}% of windows)"
             print(f"| {k[0]} | {k[1]} | {load} | {rt} | {ratio(med(fx, 'throughput'), med(base, 'throughput'))} | "
                   f"{ratio(med(fx, 'mean_us'), med(base, 'mean_us'))} | {ratio(med(fx, 'p99_us'), med(base, 'p99_us'))} | "
                   f"{ratio(med(fx, 'ops_per_cpu_s'), med(base, 'ops_per_cpu_s'))} | {med(base, 'throughput'):,.0f} | "

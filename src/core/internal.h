@@ -118,6 +118,7 @@ struct flexsc_queue {
 	_Atomic bool kicked;   /* flexsc_queue_wake was called */
 	uint32_t creds_gen;    /* credential generation the ring's personality carries */
 	bool ring_off;         /* the ring can no longer follow credentials: unused */
+	bool to_threads;       /* posted calls go to the syscall threads, not the ring (fx_queue_to_threads) */
 	bool dead;             /* the instance was torn down */
 
 	struct flexsc_stats stats;
@@ -160,6 +161,14 @@ int fx_os_thread_create(pthread_t *t, void *(*fn)(void *), void *arg);
 int fx_os_thread_join(pthread_t t);
 int fx_wake_sleep(struct fx_wake *w, const struct flexsc_queue *q, const struct timespec *rel);
 bool fx_wake_pending(const struct flexsc_queue *q);
+
+/*
+ * Sends every posted call that may leave the caller to the syscall threads
+ * (true) or lets the ring take those it can (false), from the next post on.
+ * The owner only; no effect without syscall threads (engine uring or sync).
+ * For the M-on-N runtime's dynamic core specialization (src/threads/specialize.c).
+ */
+void fx_queue_to_threads(struct flexsc_queue *q, bool on);
 
 /* the owner's side of completion (src/core/queue.c) */
 void fx_queue_complete(struct flexsc_queue *q, unsigned idx, int64_t ret);

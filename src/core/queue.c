@@ -160,8 +160,14 @@ int fx_queue_harvest(struct flexsc_queue *q)
  */
 static bool ring_allowed(const struct flexsc_queue *q)
 {
-	return q->ring && !q->ring_off && atomic_load_explicit(&fx_seccomp_state, memory_order_relaxed) ==
-				  FX_SECCOMP_NONE;
+	return q->ring && !q->ring_off && !q->to_threads &&
+	       atomic_load_explicit(&fx_seccomp_state, memory_order_relaxed) == FX_SECCOMP_NONE;
+}
+
+void fx_queue_to_threads(struct flexsc_queue *q, bool on)
+{
+	/* only the auto engine falls back to the threads (uring falls back to sync) */
+	q->to_threads = on && q->tq && q->fx->engine == FLEXSC_ENGINE_AUTO;
 }
 
 /* Where a delegable call goes when io_uring does not take it. */

@@ -85,6 +85,15 @@ __attribute__((destructor)) static void preload_stats(void)
 				fprintf(stderr, " %u+:%llu", 1u << b, (unsigned long long)st.batch_hist[b]);
 			fputc('\n', stderr);
 		}
+		if (fx_carriers[i] && fx_rt_specialize) {
+			const struct fx_spec *sp = &fx_carriers[i]->spec;
+			fprintf(stderr, "flexsc-run: carrier %u: specialization: windows local %llu remote %llu, "
+					"%llu switches, %llu probes, %llu kept\n", i,
+				(unsigned long long)sp->windows[FX_SPEC_LOCAL],
+				(unsigned long long)sp->windows[FX_SPEC_REMOTE],
+				(unsigned long long)sp->switches, (unsigned long long)sp->probes,
+				(unsigned long long)sp->kept);
+		}
 	}
 }
 

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "threads/specialize.h"
 #include "core/internal.h"
 
 enum fx_ustate {
@@ -123,10 +124,18 @@ struct fx_carrier {
 	uint64_t cancel_retry_ns;
 	unsigned inflight;          /* exception-less calls posted and not reaped */
 
+	/* dynamic core specialization (src/threads/specialize.c): the policy, and the window it measures */
+	struct fx_spec spec;
+	uint64_t spec_t0, spec_calls0, spec_idle0;
+	uint64_t idle_ns;           /* time asleep in idle_sleep */
+
 	/* counters for --stats */
 	uint64_t switches, syscalls, idle_sleeps, steals, overflowed;
 	uint64_t by_nr[512];
 };
+
+/* flexsc-run --specialize auto: carriers choose where their calls run (src/threads/specialize.c) */
+extern bool fx_rt_specialize;
 
 enum { FX_C_AWAKE = 0, FX_C_IN_FLEXSC = 1, FX_C_IN_FUTEX = 2 };
 

@@ -482,6 +482,7 @@ static void idle_sleep(struct fx_carrier *c)
 		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&idle_mask, 0, 8, 0, 0);
 		c->kmask = idle_mask;
 	}
+	uint64_t t0 = fx_rt_specialize ? fx_now_ns() : 0;
 	if (c->inflight || flexsc_flush(c->q) > 0) {
 		/* seq_cst: pairs with the fence in kick */
 		atomic_store(&c->sleeping, FX_C_IN_FLEXSC);
@@ -494,6 +495,29 @@ static void idle_sleep(struct fx_carrier *c)
 			fx_futex_wait(&c->idle_word, 0, relp);
 	}
 	atomic_store(&c->sleeping, FX_C_AWAKE);
+	if (fx_rt_specialize)
+		c->idle_ns += fx_now_ns() - t0;
+}
+
+bool fx_rt_specialize;
+static uint64_t spec_window_ns = 100 * 1000000ull;
+
+/*
+ * At the end of each window, the policy's choice of where this carrier's
+ * posted calls run in the next one (src/threads/specialize.c).
+ */
+static void specialize_tick(struct fx_carrier *c)
+{
+	uint64_t now = fx_now_ns();
+
+	if (now - c->spec_t0 < spec_window_ns)
+		return;
+	struct fx_spec_window w = { now - c->spec_t0, c->syscalls - c->spec_calls0, c->idle_ns - c->spec_idle0 };
+	if (c->spec_t0)
+		fx_queue_to_threads(c->q, fx_spec_decide(&c->spec, &w) == FX_SPEC_REMOTE);
+	c->spec_t0 = now;
+	c->spec_calls0 = c->syscalls;
+	c->spec_idle0 = c->idle_ns;
 }
 
 /* The scheduler context of a carrier: runs whenever no uthread can. */
@@ -512,6 +536,8 @@ static void idle_loop(void *arg)
 			continue;
 		}
 		idle_sleep(c);
+		if (fx_rt_specialize)
+			specialize_tick(c);
 	}
 }
 
@@ -616,6 +642,8 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 		}
 		c->syscalls++;
 		c->by_nr[nr & 511]++;
+		if (fx_rt_specialize && !(c->syscalls & 63))
+			specialize_tick(c); /* a saturated carrier may never go idle */
 		if (err == -EAGAIN) {
 			/* every entry holds a blocked call: this one must not block the carrier */
 			atomic_store(&self->state, FX_U_OVERFLOW); /* seq_cst: see the check below */
@@ -939,6 +967,18 @@ int fx_rt_start(void)
 	if (n < 0)
 		return -EINVAL;
 	cfg.nr_syscall_cpus = (unsigned)n;
+	/* dynamic core specialization: between the carrier's core and the syscall cores */
+	const char *spec = getenv("FLEXSC_SPECIALIZE");
+	if (spec && *spec && strcmp(spec, "off")) {
+		if (strcmp(spec, "auto") || !n || cfg.engine != FLEXSC_ENGINE_AUTO)
+			return -EINVAL;
+		fx_rt_specialize = true;
+		const char *ms = getenv("FLEXSC_SPECIALIZE_MS");
+		long v = ms ? strtol(ms, NULL, 10) : 100;
+		if (v < 1 || v > 10000)
+			return -EINVAL;
+		spec_window_ns = (uint64_t)v * 1000000ull;
+	}
 	n = parse_cpus(getenv("FLEXSC_CORES"), carrier_cpus, FLEXSC_MAX_CPUS);
 	if (n < 0)
 		return -EINVAL;

@@ -28,6 +28,9 @@ refused "--entries '8192'" --entries 8192
 refused "--entries 'x'" --entries x
 refused "--entries '--'" --entries
 refused "unknown engine 'fast'" --engine fast
+refused "unknown --specialize 'maybe'" --specialize maybe
+refused "--specialize auto needs --syscall-cores" --specialize auto
+refused "--specialize auto needs --syscall-cores" --specialize auto --syscall-cores 0 --engine threads
 refused "unknown option --bogus" --bogus
 
 out=$("$run" --entries 64 --cores 0 -- sh -c 'echo ran; exit 3')

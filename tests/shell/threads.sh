@@ -12,6 +12,8 @@
 #   sync     --engine sync
 #   small    --entries 64                   64 syscall entries a carrier: overflow threads
 #   split    --cores 0 --syscall-cores 1 --engine threads   (2+ CPUs only)
+#   auto     --cores 0 --syscall-cores 1 --specialize auto  (2+ CPUs only; windows of
+#            2 ms instead of 100, FLEXSC_SPECIALIZE_MS, so calls change route often)
 # each with a timeout, requiring the plain run's exit status and stdout.
 # One line per (program, configuration), then a summary.
 #
@@ -45,6 +47,7 @@ command -v "$cc" >/dev/null || { echo "skip: no C compiler ($cc)"; exit 77; }
 cflags=(-O2 -g -pthread)
 per_run=${FLEXSC_THREADS_TIMEOUT:-120}
 deadline=$(($(date +%s) + ${FLEXSC_TEST_TIMEOUT:-300} - 20))
+export FLEXSC_SPECIALIZE_MS=2
 out=$build/threads
 logs=$out/logs
 mkdir -p "$logs"
@@ -56,12 +59,13 @@ declare -A flags=(
 	[sync]="--engine sync"
 	[small]="--entries 64"
 	[split]="--cores 0 --syscall-cores 1 --engine threads"
+	[auto]="--cores 0 --syscall-cores 1 --specialize auto"
 )
 configs=(default cores0 threads sync small)
 if [ "$(nproc)" -ge 2 ]; then
-	configs+=(split)
+	configs+=(split auto)
 else
-	echo "note: one CPU: configuration split (--syscall-cores 1) not run"
+	echo "note: one CPU: configurations split and auto (--syscall-cores 1) not run"
 fi
 if [ -n "${FLEXSC_THREADS_CONFIGS:-}" ]; then
 	read -r -a configs <<<"$FLEXSC_THREADS_CONFIGS"
