@@ -142,6 +142,9 @@ FX_EXPORT int flexsc_register(struct flexsc **out, const struct flexsc_config *c
 		fx->cfg.max_threads = fx->cfg.threads_per_cpu * (fx->cfg.nr_syscall_cpus ? fx->cfg.nr_syscall_cpus : 1);
 	pthread_mutex_init(&fx->lock, NULL);
 	fx->engine = fx->cfg.engine;
+	/* 200 us: a cached stat takes ~1 us; tests set 0 to make every one "slow" */
+	const char *slow = getenv("FLEXSC_QUICK_SLOW_NS");
+	fx->quick_slow_ns = slow ? strtoull(slow, NULL, 10) : 200 * 1000ull;
 	fx_creds_probe_seccomp();
 
 	if (fx->engine == FLEXSC_ENGINE_AUTO || fx->engine == FLEXSC_ENGINE_URING) {

@@ -119,6 +119,7 @@ struct flexsc_queue {
 	uint32_t creds_gen;    /* credential generation the ring's personality carries */
 	bool ring_off;         /* the ring can no longer follow credentials: unused */
 	bool to_threads;       /* posted calls go to the syscall threads, not the ring (fx_queue_to_threads) */
+	uint64_t quick_off_until; /* quick calls do not run in place before (queue.c) */
 	bool dead;             /* the instance was torn down */
 
 	struct flexsc_stats stats;
@@ -136,6 +137,7 @@ struct flexsc {
 	struct flexsc_queue **queues;
 	unsigned nqueues, cap_queues;
 	struct flexsc *next_live;        /* registry of live instances */
+	uint64_t quick_slow_ns;          /* a quick call that took longer waited for the disk (queue.c) */
 };
 
 /* time */
