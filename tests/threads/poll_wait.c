@@ -83,10 +83,10 @@ static void *wait_fn(void *arg)
 	return NULL;
 }
 
-/* Until w's thread is about to poll (up to 5 s); then a little more, for it to be in. */
-static void wait_started(struct waiter *w, int settle_ms)
+/* Until a waiter's thread says it is about to wait (up to 5 s); then settle_ms more, for it to be in. */
+static void wait_started(_Atomic int *started, int settle_ms)
 {
-	for (int i = 0; i < 5000 && !atomic_load(&w->started); i++)
+	for (int i = 0; i < 5000 && !atomic_load(started); i++)
 		sleep_ms(1);
 	sleep_ms(settle_ms);
 }
@@ -97,7 +97,7 @@ static int woken_by_write(void)
 	struct waiter w = { .fd = must_pipe(p), .timeout = 5000 };
 	pthread_t t = spawn(wait_fn, &w);
 
-	wait_started(&w, 50);
+	wait_started(&w.started, 50);
 	if (write(p[1], "x", 1) != 1)
 		return 0;
 	pthread_join(t, NULL);
@@ -148,7 +148,7 @@ static int interrupted(void)
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGUSR1, &sa, NULL);
 	pthread_t t = spawn(wait_fn, &w);
-	wait_started(&w, 50);
+	wait_started(&w.started, 50);
 	double t0 = now_s();
 	pthread_kill(t, SIGUSR1);
 	pthread_join(t, NULL);
@@ -165,7 +165,7 @@ static int cancelled(void)
 	pthread_t t = spawn(wait_fn, &w);
 	void *res = NULL;
 
-	wait_started(&w, 50);
+	wait_started(&w.started, 50);
 	pthread_cancel(t);
 	pthread_join(t, &res);
 	close(p[0]);
@@ -196,7 +196,7 @@ static int many_waiters(void)
 		order[j] = k;
 	}
 	for (int i = 0; i < NWAITERS; i++)
-		wait_started(&w[i], i == NWAITERS - 1 ? 50 : 0);
+		wait_started(&w[i].started, i == NWAITERS - 1 ? 50 : 0);
 	for (int i = 0; i < NWAITERS; i++)
 		if (write(wfd[order[i]], "x", 1) != 1)
 			ok = 0;
@@ -298,20 +298,13 @@ static int ep_on_pipe(int p[2], unsigned events)
 	return epfd;
 }
 
-static void ep_started(struct ep_waiter *w, int settle_ms)
-{
-	for (int i = 0; i < 5000 && !atomic_load(&w->started); i++)
-		sleep_ms(1);
-	sleep_ms(settle_ms);
-}
-
 static int ep_woken(void)
 {
 	int p[2];
 	struct ep_waiter w = { .epfd = ep_on_pipe(p, EPOLLIN), .timeout = 5000 };
 	pthread_t t = spawn(ep_wait_fn, &w);
 
-	ep_started(&w, 50);
+	wait_started(&w.started, 50);
 	int wrote = write(p[1], "x", 1) == 1;
 	pthread_join(t, NULL);
 	close(w.epfd);
@@ -340,8 +333,8 @@ static int ep_oneshot_one_winner(void)
 	struct ep_waiter a = { .epfd = epfd, .timeout = 300 }, b = a;
 	pthread_t ta = spawn(ep_wait_fn, &a), tb = spawn(ep_wait_fn, &b);
 
-	ep_started(&a, 0);
-	ep_started(&b, 50);
+	wait_started(&a.started, 0);
+	wait_started(&b.started, 50);
 	int wrote = write(p[1], "x", 1) == 1;
 	pthread_join(ta, NULL);
 	pthread_join(tb, NULL);
@@ -358,7 +351,7 @@ static int ep_interrupted(void)
 	struct ep_waiter w = { .epfd = ep_on_pipe(p, EPOLLIN), .timeout = 5000 };
 	pthread_t t = spawn(ep_wait_fn, &w);
 
-	ep_started(&w, 50);
+	wait_started(&w.started, 50);
 	pthread_kill(t, SIGUSR1); /* the handler interrupted() installed, SA_RESTART */
 	pthread_join(t, NULL);
 	close(w.epfd);
