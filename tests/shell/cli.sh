@@ -33,10 +33,16 @@ refused "--specialize auto needs --syscall-cores" --specialize auto
 refused "--specialize auto needs --syscall-cores" --specialize auto --syscall-cores 0 --engine threads
 refused "unknown option --bogus" --bogus
 
-out=$("$run" --entries 64 --cores 0 -- sh -c 'echo ran; exit 3')
-rc=$?
-[ "$out" = ran ] && [ $rc -eq 3 ] || { echo "FAIL: --entries 64 ran '$out', exit $rc (want 'ran', 3)"; fail=1; }
-out=$("$run" --entries 4096 -- true) || { echo "FAIL: --entries 4096 -- true failed"; fail=1; }
+# good options run the program (sanitizer builds make no preload: the refusals above are all they check)
+if [ -f "$build/libflexsc-run.so" ]; then
+	out=$("$run" --entries 64 --cores 0 -- sh -c 'echo ran; exit 3')
+	rc=$?
+	[ "$out" = ran ] && [ $rc -eq 3 ] || { echo "FAIL: --entries 64 ran '$out', exit $rc (want 'ran', 3)"; fail=1; }
+	"$run" --entries 4096 -- true || { echo "FAIL: --entries 4096 -- true failed"; fail=1; }
+	ran="refuses bad options and runs good ones"
+else
+	ran="refuses bad options (no $build/libflexsc-run.so: good ones not run)"
+fi
 
-[ $fail = 0 ] && echo "cli: flexsc-run refuses bad options and runs good ones"
+[ $fail = 0 ] && echo "cli: flexsc-run $ran"
 exit $fail
