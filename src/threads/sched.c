@@ -455,6 +455,17 @@ void fx_yield(void)
 	fx_block();
 }
 
+/*
+ * The last look before an idle carrier sleeps, after its seq_cst store of
+ * `sleeping`: what others give it and then kick it for (a runnable uthread,
+ * a call to cancel). A kick that came before the store found it awake and
+ * did nothing, so what it was for must be seen here.
+ */
+static bool has_work(struct fx_carrier *c)
+{
+	return atomic_load(&c->rq_len) || atomic_load(&c->cancel_inbox);
+}
+
 /* Sleeps until a call completes, a kick, or the earliest timer. */
 static void idle_sleep(struct fx_carrier *c)
 {
@@ -486,12 +497,12 @@ static void idle_sleep(struct fx_carrier *c)
 	if (c->inflight || flexsc_flush(c->q) > 0) {
 		/* seq_cst: pairs with the fence in kick */
 		atomic_store(&c->sleeping, FX_C_IN_FLEXSC);
-		if (!atomic_load(&c->rq_len))
+		if (!has_work(c))
 			flexsc_wait(c->q, relp);
 	} else {
 		atomic_store(&c->idle_word, 0);
 		atomic_store(&c->sleeping, FX_C_IN_FUTEX);
-		if (!atomic_load(&c->rq_len))
+		if (!has_work(c))
 			fx_futex_wait(&c->idle_word, 0, relp);
 	}
 	atomic_store(&c->sleeping, FX_C_AWAKE);
