@@ -112,10 +112,38 @@ static void to_uthread(struct fx_uthread *u, int sig)
 }
 
 /* A process-directed signal the kernel gave the signal thread. */
+/* Whether sig is left to a default action that ends or stops the process (signal(7)). */
+static bool default_acts(int sig)
+{
+	struct sigaction sa;
+
+	if (sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH || sig == SIGCONT)
+		return false; /* Ign, Cont */
+	return fx_real_sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL;
+}
+
+/*
+ * Such a signal, not blocked by some thread, ends (or stops) the whole
+ * process at once, whatever its threads are doing; a uthread asleep in a
+ * wait would only act on it when it runs again. So the signal thread lets
+ * the kernel act: it unblocks the signal on itself and sends it to itself
+ * (terminate, core dump or stop, with the status the kernel gives), then,
+ * after a stop, blocks it again.
+ */
+static void act_by_default(int sig)
+{
+	uint64_t one = BIT(sig);
+
+	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&one, 0, 8, 0, 0);
+	fx_raw_syscall6(SYS_tgkill, getpid(), fx_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0), sig, 0, 0, 0);
+	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&one, 0, 8, 0, 0);
+}
+
 static void dispatch(int sig, const siginfo_t *info)
 {
 	struct fx_uthread *best = NULL;
 	int best_rank = 0;
+	bool by_default = default_acts(sig);
 
 	fx_spin_lock(&reg_lock);
 	if (to_sigwaiter(sig, info, NULL)) {
@@ -131,11 +159,13 @@ static void dispatch(int sig, const siginfo_t *info)
 		if (rank > best_rank)
 			best = u, best_rank = rank;
 	}
-	if (best)
+	if (best && !by_default)
 		to_uthread(best, sig);
-	else
+	else if (!best)
 		atomic_fetch_or(&proc_pending, BIT(sig));
 	fx_spin_unlock(&reg_lock);
+	if (best && by_default)
+		act_by_default(sig);
 }
 
 void fx_sig_send(struct fx_uthread *u, int sig)

@@ -1,0 +1,154 @@
+/*
+ * Signals left to their default action end the process at once, whatever
+ * its threads are doing, as the kernel does for NPTL threads (each case in
+ * a forked child, which the parent signals and waits for, 5 s at most):
+ *   1. SIGTERM while main waits in pthread_join for a thread blocked in
+ *      read(): killed by SIGTERM;
+ *   2. SIGQUIT (default: core dump; RLIMIT_CORE 0) while main sleeps:
+ *      killed by SIGQUIT;
+ *   3. SIGUSR1 that every thread blocks stays pending and kills nothing;
+ *      SIGTERM then does;
+ *   4. SIGTERM with a handler: the handler runs, the child exits 0.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHECK_NAME "signal_default"
+#include "check.h"
+
+static int block_pipe[2];
+
+static void *blocked_reader(void *arg)
+{
+	char c;
+
+	(void)arg;
+	if (read(block_pipe[0], &c, 1) < 0)
+		perror("read");
+	return NULL;
+}
+
+/* The child tells the parent it is ready by writing a byte to `ready`. */
+static void child_join(int ready)
+{
+	if (pipe(block_pipe))
+		_exit(2);
+	pthread_t t = spawn(blocked_reader, NULL);
+	if (write(ready, "r", 1) != 1)
+		_exit(2);
+	pthread_join(t, NULL);
+	_exit(3); /* the reader never returns */
+}
+
+static void child_sleep(int ready)
+{
+	struct rlimit none = { 0, 0 };
+
+	setrlimit(RLIMIT_CORE, &none);
+	if (write(ready, "r", 1) != 1)
+		_exit(2);
+	sleep(10);
+	_exit(3);
+}
+
+static void child_all_block_usr1(int ready)
+{
+	sigset_t s;
+
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &s, NULL); /* the reader inherits it */
+	child_join(ready);
+}
+
+static volatile sig_atomic_t got_term;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	got_term = 1;
+}
+
+static void child_handler(int ready)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_term;
+	sigaction(SIGTERM, &sa, NULL);
+	if (write(ready, "r", 1) != 1)
+		_exit(2);
+	for (int i = 0; i < 5000 && !got_term; i++)
+		sleep_ms(1);
+	_exit(got_term ? 0 : 4);
+}
+
+/* Status of the child after it got sigs[0..n) (100 ms apart); -1 if it lived 5 s on. */
+static int run(void (*child)(int), const int *sigs, int n, int *alive_between)
+{
+	int p[2];
+	char c;
+
+	if (pipe(p))
+		return -1;
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		close(p[0]);
+		child(p[1]);
+	}
+	close(p[1]);
+	if (read(p[0], &c, 1) != 1)
+		return -1;
+	close(p[0]);
+	sleep_ms(100); /* into its wait */
+	*alive_between = 1;
+	for (int i = 0; i < n; i++) {
+		if (i) {
+			sleep_ms(200);
+			*alive_between &= waitpid(pid, NULL, WNOHANG) == 0;
+		}
+		kill(pid, sigs[i]);
+	}
+	for (int i = 0; i < 500; i++) {
+		int st;
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return st;
+		sleep_ms(10);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return -1;
+}
+
+static int killed_by(int st, int sig)
+{
+	return st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == sig;
+}
+
+int main(void)
+{
+	int alive, st;
+	int term[] = { SIGTERM }, quit[] = { SIGQUIT }, usr1_term[] = { SIGUSR1, SIGTERM };
+
+	st = run(child_join, term, 1, &alive);
+	result("SIGTERM while main joins a blocked thread: killed by SIGTERM", killed_by(st, SIGTERM));
+	st = run(child_sleep, quit, 1, &alive);
+	result("SIGQUIT while main sleeps: killed by SIGQUIT", killed_by(st, SIGQUIT));
+	st = run(child_all_block_usr1, usr1_term, 2, &alive);
+	result("SIGUSR1 every thread blocks kills nothing; SIGTERM then does", alive && killed_by(st, SIGTERM));
+	st = run(child_handler, term, 1, &alive);
+	result("SIGTERM with a handler: handled, exit 0", st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	return failed;
+}
