@@ -111,7 +111,6 @@ static void to_uthread(struct fx_uthread *u, int sig)
 		poke(u); /* raised on its carrier as soon as it runs again */
 }
 
-/* A process-directed signal the kernel gave the signal thread. */
 /* Whether sig is left to a default action that ends or stops the process (signal(7)). */
 static bool default_acts(int sig)
 {
@@ -139,6 +138,7 @@ static void act_by_default(int sig)
 	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&one, 0, 8, 0, 0);
 }
 
+/* A process-directed signal the kernel gave the signal thread. */
 static void dispatch(int sig, const siginfo_t *info)
 {
 	struct fx_uthread *best = NULL;
