@@ -24,7 +24,9 @@
 # N syscall entries per carrier, the paper's figure 16; flexsc-remote:
 # as flexsc-sc1 with --engine threads, every posted call on CPU 1;
 # flexsc-auto: as flexsc-sc1 with --specialize auto, the runtime choosing
-# between the two while it runs), --out NAME
+# between the two while it runs; nptl-2c and flexsc-2c: the server on
+# both CPUs, flexsc with a carrier on each, the client sharing CPU 1),
+# --out NAME
 # (results/NAME.jsonl; default servers-SERVER). Environment: as bench/http:
 # FLEXSC_BENCH_IDLE_WAIT (seconds to wait for other work to quiet down,
 # default 60), FLEXSC_BENCH_NICE (default -20 as root).
@@ -86,8 +88,8 @@ sv_parse_common() {
 	done
 	case "$sv_dur$sv_warm" in *[!0-9]*|'') sv_usage ;; esac
 	for rt in $sv_runtimes; do
-		case $rt in nptl|flexsc|flexsc-sc1|flexsc-remote|flexsc-auto|flexsc-e[0-9]*) ;;
-		*) sv_die "unknown runtime '$rt' (nptl flexsc flexsc-sc1 flexsc-remote flexsc-auto flexsc-eENTRIES)" ;; esac
+		case $rt in nptl|nptl-2c|flexsc|flexsc-2c|flexsc-sc1|flexsc-remote|flexsc-auto|flexsc-e[0-9]*) ;;
+		*) sv_die "unknown runtime '$rt' (nptl nptl-2c flexsc flexsc-2c flexsc-sc1 flexsc-remote flexsc-auto flexsc-eENTRIES)" ;; esac
 	done
 }
 
@@ -227,6 +229,8 @@ sv_launch() {
 	flexsc) nice -n "$sv_nice" taskset -c 0 "$sv_tmp/rt/flexsc-run" --cores 0 --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
 	# the syscall core (1) must be in the affinity the runtime inherits; it pins the carrier to 0 itself
 	flexsc-sc1) nice -n "$sv_nice" taskset -c 0,1 "$sv_tmp/rt/flexsc-run" --cores 0 --syscall-cores 1 --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
+	nptl-2c) nice -n "$sv_nice" taskset -c 0,1 "$@" >"$log" 2>&1 </dev/null & ;;
+	flexsc-2c) nice -n "$sv_nice" taskset -c 0,1 "$sv_tmp/rt/flexsc-run" --cores 0,1 --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
 	flexsc-remote) nice -n "$sv_nice" taskset -c 0,1 "$sv_tmp/rt/flexsc-run" --cores 0 --syscall-cores 1 --engine threads --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
 	flexsc-auto) nice -n "$sv_nice" taskset -c 0,1 "$sv_tmp/rt/flexsc-run" --cores 0 --syscall-cores 1 --specialize auto --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
 	flexsc-e*) nice -n "$sv_nice" taskset -c 0 "$sv_tmp/rt/flexsc-run" --cores 0 --entries "${rt#flexsc-e}" --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
@@ -505,7 +509,7 @@ sv_point() {
 	fi
 	fx=null
 	case $RT in flexsc*) fx=$(sv_fx_stats $SV_LOGS) ;; esac
-	if [ "$RT" != nptl ] && [ "$fx" = null ] && [ $ok = true ]; then
+	if [ "${RT#nptl}" = "$RT" ] && [ "$fx" = null ] && [ $ok = true ]; then
 		ok=false why="no --stats output (the runtime did not exit cleanly)"
 	fi
 	local line
@@ -519,9 +523,11 @@ cpu = int(ticks) / hz
 r = {"bench": "servers", "server": server, "runtime": rt, "client": client}
 r.update(json.loads(os.environ["P"]))
 r["layout"] = ("server carrier CPU 0, syscall threads/SQPOLL CPU 1, client CPU 1 (shared)"
-               if rt in ("flexsc-sc1", "flexsc-remote", "flexsc-auto") else "server CPU 0, client CPU 1")
+               if rt in ("flexsc-sc1", "flexsc-remote", "flexsc-auto") else
+               "server CPUs 0-1 (one carrier each under flexsc), client CPU 1 (shared)" if rt.endswith("-2c")
+               else "server CPU 0, client CPU 1")
 r["nice"] = int(nice)
-r["entries"] = int(rt[len("flexsc-e"):]) if rt.startswith("flexsc-e") else 4096 if rt != "nptl" else None
+r["entries"] = int(rt[len("flexsc-e"):]) if rt.startswith("flexsc-e") else None if rt.startswith("nptl") else 4096
 res.pop("failure", None)
 r.update(res)
 r["server_cpu_s"] = round(cpu, 2)
@@ -618,10 +624,12 @@ for r in runs:
         seen.append(k)
 for k in seen:
     grp = [r for r in runs if (r["server"], r["client"], point(r)) == k]
-    base = next((r for r in grp if r["runtime"] == "nptl" and r["ok"]), None)
+    # flexsc-2c against nptl-2c (both on both CPUs), everything else against nptl
+    bases = {b: next((r for r in grp if r["runtime"] == b and r["ok"]), None) for b in ("nptl", "nptl-2c")}
     for r in grp:
         rx = px = ex = None
-        if r["runtime"] != "nptl" and base and r["ok"]:
+        base = bases["nptl-2c" if r["runtime"].endswith("-2c") else "nptl"]
+        if not r["runtime"].startswith("nptl") and base and r["ok"]:
             if base.get("throughput"):
                 rx = r.get("throughput", 0) / base["throughput"]
             if base.get("p99_us") and r.get("p99_us") is not None:

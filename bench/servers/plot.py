@@ -37,6 +37,8 @@ STYLE = {
     "flexsc-sc1": dict(color="tab:orange", marker="^", label="flexsc-run --syscall-cores 1"),
     "flexsc-remote": dict(color="tab:purple", marker="v", label="flexsc-run, every call on CPU 1"),
     "flexsc-auto": dict(color="tab:green", marker="D", label="flexsc-run --specialize auto"),
+    "nptl-2c": dict(color="tab:cyan", marker="o", label="NPTL, both CPUs"),
+    "flexsc-2c": dict(color="tab:pink", marker="s", label="flexsc-run --cores 0,1"),
 }
 XLABEL = {"apache": "concurrent connections", "mariadb": "sysbench threads",
           "bind": "dnsperf queries in flight (-q)"}
@@ -189,9 +191,10 @@ def table(runs):
             keys.append(k)
     for k in keys:
         grp = [r for r in runs if (r["server"], workload(r), xval(r), r.get("clients")) == k]
-        base = [r for r in grp if r["runtime"] == "nptl"]
         load = f"{k[3]}/{k[2]}" if k[0] == "bind" else str(k[2])
-        for rt in sorted({r["runtime"] for r in grp if r["runtime"] != "nptl"}):
+        for rt in sorted({r["runtime"] for r in grp if not r["runtime"].startswith("nptl")}):
+            # flexsc-2c against nptl-2c (both on both CPUs), everything else against nptl
+            base = [r for r in grp if r["runtime"] == ("nptl-2c" if rt.endswith("-2c") else "nptl")]
             fx = [r for r in grp if r["runtime"] == rt]
             if not fx or not base:
                 continue
