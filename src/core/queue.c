@@ -212,15 +212,16 @@ static bool local_by_args(const struct flexsc_entry *e)
  */
 #define FX_QUICK_BACKOFF_NS (1000 * 1000000ull)
 
-static bool quick_call(const struct flexsc_entry *e)
+/* A quick call on this queue's engine: run in place and timed, unless backing off. */
+static bool quick_call(const struct flexsc_queue *q, const struct flexsc_entry *e)
 {
-	return e->sysnum == SYS_newfstatat || e->sysnum == SYS_fstat || e->sysnum == SYS_statx;
+	return q->fx->engine == FLEXSC_ENGINE_AUTO &&
+	       (e->sysnum == SYS_newfstatat || e->sysnum == SYS_fstat || e->sysnum == SYS_statx);
 }
 
 static bool quick_in_place(const struct flexsc_queue *q, const struct flexsc_entry *e)
 {
-	return q->fx->engine == FLEXSC_ENGINE_AUTO && quick_call(e) &&
-	       (!q->quick_off_until || fx_now_ns() >= q->quick_off_until);
+	return quick_call(q, e) && (!q->quick_off_until || fx_now_ns() >= q->quick_off_until);
 }
 
 static enum fx_route route_for(const struct flexsc_queue *q, const struct fx_sysdesc *d,
@@ -262,7 +263,7 @@ static unsigned take_entry(struct flexsc_queue *q, long sysnum, unsigned nargs,
 static void run_local(struct flexsc_queue *q, unsigned idx)
 {
 	struct flexsc_entry *e = &q->entries[idx];
-	bool timed = q->fx->engine == FLEXSC_ENGINE_AUTO && quick_call(e);
+	bool timed = quick_call(q, e);
 	uint64_t t0 = timed ? fx_now_ns() : 0;
 
 	q->slots[idx].route = FX_ROUTE_LOCAL;
