@@ -1,8 +1,10 @@
-"""bench/servers/judge.py: what the client parsers of apache.sh, mariadb.sh and
-bind.sh share (they run as `sv_py - OUTFILE`, which puts this directory on
-the path). Each parser turns one client's output into the JSON object that
+"""bench/servers/judge.py: what the harness's Python pieces share (the
+client parsers of apache.sh, mariadb.sh and bind.sh and the table of
+lib.sh run as `sv_py`, which puts this directory on the path; plot.py sits
+beside it). Each parser turns one client's output into the JSON object that
 sv_point (lib.sh) records; these are the parts that must judge every client
-alike: a client error or a non-zero exit status fails the point."""
+alike: a client error or a non-zero exit status fails the point. And every
+ratio is taken against the same NPTL layout (baseline)."""
 import json
 import re
 import sys
@@ -41,3 +43,12 @@ def judge(r, client, text, none_done, tolerated=lambda k, v: False):
     elif not r["ops"]:
         r["failure"] = none_done
     print(json.dumps(r))
+
+
+def baseline(runtime):
+    """The NPTL runtime a runtime's ratios are taken against: the one on
+    the same CPUs (nptl-2c for flexsc-2c, nptl otherwise); None for an NPTL
+    runtime itself."""
+    if runtime.startswith("nptl"):
+        return None
+    return "nptl-2c" if runtime.endswith("-2c") else "nptl"

@@ -600,8 +600,9 @@ sv_finish() {
 
 # sv_summary FILES...: the table, with flexsc / NPTL ratios.
 sv_summary() {
-	python3 - "$@" <<'EOF'
+	sv_py - "$@" <<'EOF'
 import json, sys
+from judge import baseline
 rows = []
 for f in sys.argv[1:]:
     try:
@@ -624,12 +625,10 @@ for r in runs:
         seen.append(k)
 for k in seen:
     grp = [r for r in runs if (r["server"], r["client"], point(r)) == k]
-    # flexsc-2c against nptl-2c (both on both CPUs), everything else against nptl
-    bases = {b: next((r for r in grp if r["runtime"] == b and r["ok"]), None) for b in ("nptl", "nptl-2c")}
     for r in grp:
         rx = px = ex = None
-        base = bases["nptl-2c" if r["runtime"].endswith("-2c") else "nptl"]
-        if not r["runtime"].startswith("nptl") and base and r["ok"]:
+        base = next((b for b in grp if b["runtime"] == baseline(r["runtime"]) and b["ok"]), None)
+        if base and r["ok"]:
             if base.get("throughput"):
                 rx = r.get("throughput", 0) / base["throughput"]
             if base.get("p99_us") and r.get("p99_us") is not None:

@@ -28,6 +28,8 @@ import sys
 
 import matplotlib
 
+from judge import baseline
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
@@ -192,9 +194,8 @@ def table(runs):
     for k in keys:
         grp = [r for r in runs if (r["server"], workload(r), xval(r), r.get("clients")) == k]
         load = f"{k[3]}/{k[2]}" if k[0] == "bind" else str(k[2])
-        for rt in sorted({r["runtime"] for r in grp if not r["runtime"].startswith("nptl")}):
-            # flexsc-2c against nptl-2c (both on both CPUs), everything else against nptl
-            base = [r for r in grp if r["runtime"] == ("nptl-2c" if rt.endswith("-2c") else "nptl")]
+        for rt in sorted({r["runtime"] for r in grp if baseline(r["runtime"])}):
+            base = [r for r in grp if r["runtime"] == baseline(rt)]
             fx = [r for r in grp if r["runtime"] == rt]
             if not fx or not base:
                 continue
