@@ -48,6 +48,14 @@ enum flexsc_engine {
 
 /* flexsc_config.flags */
 #define FLEXSC_QUIET (1u << 0) /* no warning on stderr when an engine is unavailable */
+/*
+ * How a flush orders its batch before handing it to the engines (the
+ * paper's future work; default: the order posted). Posted calls are not
+ * ordered with respect to each other, so neither changes what a correct
+ * program sees; both may be set (I/O first, then by type within each part).
+ */
+#define FLEXSC_ORDER_BY_TYPE (1u << 1)  /* calls of one system call number consecutively */
+#define FLEXSC_ORDER_IO_FIRST (1u << 2) /* calls that move data or wait for a device first */
 
 struct flexsc_config {
 	enum flexsc_engine engine;
@@ -65,7 +73,7 @@ struct flexsc_config {
 	int interrupt_signal;       /* 0, or a signal (with a handler installed without SA_RESTART)
 				     * that syscall threads leave unblocked, so flexsc_cancel can
 				     * interrupt a call one of them is executing */
-	unsigned flags;             /* FLEXSC_QUIET */
+	unsigned flags;             /* FLEXSC_QUIET, FLEXSC_ORDER_* */
 };
 
 /* Fills *cfg with the defaults above. */

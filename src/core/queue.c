@@ -42,6 +42,7 @@
 #include "core/systab.h"
 #include "engine/engine.h"
 #include "sched/batch.h"
+#include "sched/order.h"
 
 static inline flexsc_call_t make_call(const struct flexsc_queue *q, unsigned idx)
 {
@@ -378,6 +379,8 @@ FX_EXPORT int flexsc_flush(struct flexsc_queue *q)
 		return 0;
 	if (q->ring)
 		fx_uring_sync_creds(q);
+	if (q->order_scratch)
+		fx_order_batch(q->pending, n, q->entries, q->fx->cfg.flags, q->order_scratch);
 	for (unsigned i = 0; i < n; i++) {
 		unsigned idx = q->pending[i];
 		struct fx_slot *s = &q->slots[idx];
@@ -635,7 +638,10 @@ int fx_queue_init_entries(struct flexsc_queue *q, unsigned pages)
 	q->free_stack = calloc(q->nentries, sizeof(*q->free_stack));
 	q->pending = calloc(q->nentries, sizeof(*q->pending));
 	q->link = calloc(q->nentries, sizeof(*q->link));
-	if (!q->slots || !q->free_stack || !q->pending || !q->link)
+	if (q->fx->cfg.flags & FX_ORDER_FLAGS)
+		q->order_scratch = calloc(2 * (size_t)q->nentries, sizeof(*q->order_scratch));
+	if (!q->slots || !q->free_stack || !q->pending || !q->link ||
+	    (!q->order_scratch && (q->fx->cfg.flags & FX_ORDER_FLAGS)))
 		return -ENOMEM;
 	/* Lowest index on top, so a light load keeps reusing the same few cache lines. */
 	for (unsigned i = 0; i < q->nentries; i++)
@@ -653,4 +659,5 @@ void fx_queue_free_entries(struct flexsc_queue *q)
 	free(q->free_stack);
 	free(q->pending);
 	free(q->link);
+	free(q->order_scratch);
 }
