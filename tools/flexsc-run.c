@@ -3,7 +3,7 @@
  * flexsc-run: runs an unmodified program on FlexSC-Threads.
  *
  *   flexsc-run [--cores LIST] [--syscall-cores LIST] [--engine auto|uring|threads|sync]
- *              [--entries N] [--specialize off|auto] [--stats] -- program args...
+ *              [--entries N] [--specialize off|auto] [--order ORDER] [--stats] -- program args...
  *
  * It preloads libflexsc-run.so (found next to this executable, or in
  * ../lib/flexsc/ when installed), passes the configuration in FLEXSC_*
@@ -26,13 +26,16 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: flexsc-run [--cores LIST] [--syscall-cores LIST] "
-		   "[--engine auto|uring|threads|sync] [--entries N] [--specialize off|auto] [--stats] -- program [args...]\n"
+		   "[--engine auto|uring|threads|sync] [--entries N] [--specialize off|auto] [--order ORDER]\n"
+		   "       [--stats] -- program [args...]\n"
 		   "  --cores LIST          CPUs that run user threads (default: the current affinity)\n"
 		   "  --syscall-cores LIST  CPUs for syscall threads and SQPOLL (default: none, batching on the user cores)\n"
 		   "  --engine E            where exception-less calls run (default: auto)\n"
 		   "  --entries N           syscall entries per user core: 64 to 4096, a multiple of 64 (default 4096)\n"
 		   "  --specialize auto     choose while running, per user core, whether its calls run there or on\n"
 		   "                        the syscall cores, from measured throughput (needs --syscall-cores)\n"
+		   "  --order ORDER         how each batch of calls is ordered before it is issued: posted\n"
+		   "                        (default), type, io-first, or io-first,type\n"
 		   "  --stats               print the runtime's counters when the program exits\n"
 		   "LIST is like 0,2-3.\n");
 }
@@ -111,7 +114,7 @@ static void append_env(const char *name, const char *value, char sep)
 int main(int argc, char **argv)
 {
 	const char *cores = NULL, *syscall_cores = NULL, *engine = "auto", *entries = "4096",
-		   *specialize = "off";
+		   *specialize = "off", *order = "posted";
 	bool stats = false;
 	int i;
 	cpu_set_t allowed;
@@ -129,7 +132,7 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--stats")) {
 			stats = true;
 		} else if (!strcmp(a, "--cores") || !strcmp(a, "--syscall-cores") || !strcmp(a, "--engine") ||
-			   !strcmp(a, "--entries") || !strcmp(a, "--specialize")) {
+			   !strcmp(a, "--entries") || !strcmp(a, "--specialize") || !strcmp(a, "--order")) {
 			if (i + 1 >= argc)
 				return die("%s needs a value", a);
 			const char *v = argv[++i];
@@ -141,6 +144,8 @@ int main(int argc, char **argv)
 				entries = v;
 			else if (!strcmp(a, "--specialize"))
 				specialize = v;
+			else if (!strcmp(a, "--order"))
+				order = v;
 			else
 				engine = v;
 		} else if (a[0] == '-') {
@@ -162,6 +167,9 @@ int main(int argc, char **argv)
 		return die("unknown --specialize '%s' (off or auto)", specialize);
 	if (!strcmp(specialize, "auto") && (!syscall_cores || strcmp(engine, "auto")))
 		return die("%s", "--specialize auto needs --syscall-cores, and the auto engine");
+	if (strcmp(order, "posted") && strcmp(order, "type") && strcmp(order, "io-first") &&
+	    strcmp(order, "io-first,type") && strcmp(order, "type,io-first"))
+		return die("unknown --order '%s' (posted, type, io-first or io-first,type)", order);
 	if (cores && check_cpus(cores, &allowed) <= 0)
 		return die("--cores '%s' names no CPU, or one this process may not use", cores);
 	if (syscall_cores && check_cpus(syscall_cores, &allowed) <= 0)
@@ -186,6 +194,7 @@ int main(int argc, char **argv)
 	setenv("FLEXSC_ENGINE", engine, 1);
 	setenv("FLEXSC_ENTRIES", entries, 1);
 	setenv("FLEXSC_SPECIALIZE", specialize, 1);
+	setenv("FLEXSC_ORDER", order, 1);
 	if (stats)
 		setenv("FLEXSC_STATS", "1", 1);
 	else

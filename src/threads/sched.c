@@ -926,6 +926,20 @@ static enum flexsc_engine engine_from_env(const char *s)
 	return (enum flexsc_engine)-1;
 }
 
+/* flexsc-run --order: posted (the default), type, io-first, or both, comma-separated. */
+static int order_from_env(const char *s)
+{
+	if (!s || !strcmp(s, "posted"))
+		return 0;
+	if (!strcmp(s, "type"))
+		return FLEXSC_ORDER_BY_TYPE;
+	if (!strcmp(s, "io-first"))
+		return FLEXSC_ORDER_IO_FIRST;
+	if (!strcmp(s, "io-first,type") || !strcmp(s, "type,io-first"))
+		return FLEXSC_ORDER_IO_FIRST | FLEXSC_ORDER_BY_TYPE;
+	return -1;
+}
+
 /*
  * Turns the process into FlexSC-Threads: the main thread becomes carrier 0
  * running the main uthread. Configuration comes from the environment that
@@ -978,6 +992,10 @@ int fx_rt_start(void)
 	if (n < 0)
 		return -EINVAL;
 	cfg.nr_syscall_cpus = (unsigned)n;
+	int order = order_from_env(getenv("FLEXSC_ORDER"));
+	if (order < 0)
+		return -EINVAL;
+	cfg.flags |= (unsigned)order;
 	/* dynamic core specialization: between the carrier's core and the syscall cores */
 	const char *spec = getenv("FLEXSC_SPECIALIZE");
 	if (spec && *spec && strcmp(spec, "off")) {

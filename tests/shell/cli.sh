@@ -31,6 +31,8 @@ refused "unknown engine 'fast'" --engine fast
 refused "unknown --specialize 'maybe'" --specialize maybe
 refused "--specialize auto needs --syscall-cores" --specialize auto
 refused "--specialize auto needs --syscall-cores" --specialize auto --syscall-cores 0 --engine threads
+refused "unknown --order 'fast'" --order fast
+refused "unknown --order 'io-first,'" --order io-first,
 refused "unknown option --bogus" --bogus
 
 # good options run the program (sanitizer builds make no preload: the refusals above are all they check)
@@ -39,6 +41,9 @@ if [ -f "$build/libflexsc-run.so" ]; then
 	rc=$?
 	[ "$out" = ran ] && [ $rc -eq 3 ] || { echo "FAIL: --entries 64 ran '$out', exit $rc (want 'ran', 3)"; fail=1; }
 	"$run" --entries 4096 -- true || { echo "FAIL: --entries 4096 -- true failed"; fail=1; }
+	for o in posted type io-first io-first,type type,io-first; do
+		"$run" --order "$o" -- true || { echo "FAIL: --order $o -- true failed"; fail=1; }
+	done
 	ran="refuses bad options and runs good ones"
 else
 	ran="refuses bad options (no $build/libflexsc-run.so: good ones not run)"

@@ -11,6 +11,7 @@
 #   threads  --engine threads
 #   sync     --engine sync
 #   small    --entries 64                   64 syscall entries a carrier: overflow threads
+#   order    --order io-first,type          batches reordered: I/O first, then by type
 #   split    --cores 0 --syscall-cores 1 --engine threads   (2+ CPUs only)
 #   auto     --cores 0 --syscall-cores 1 --specialize auto  (2+ CPUs only; windows of
 #            2 ms instead of 100, FLEXSC_SPECIALIZE_MS, so calls change route often)
@@ -58,10 +59,11 @@ declare -A flags=(
 	[threads]="--engine threads"
 	[sync]="--engine sync"
 	[small]="--entries 64"
+	[order]="--order io-first,type"
 	[split]="--cores 0 --syscall-cores 1 --engine threads"
 	[auto]="--cores 0 --syscall-cores 1 --specialize auto"
 )
-configs=(default cores0 threads sync small)
+configs=(default cores0 threads sync small order)
 if [ "$(nproc)" -ge 2 ]; then
 	configs+=(split auto)
 else
