@@ -86,7 +86,7 @@ $(B)/%: tools/%.c $(LIB_SO)
 		-L$(B) -Wl,-rpath,$(abspath $(B)) -lflexsc $(LIBS) -lm
 
 # flexsc-bench is tools/flexsc-bench.c plus these benchmarks under bench/.
-BENCH_SRC := $(addprefix bench/,common.c batch.c wsc.c ros.c pollution.c uring_overhead.c)
+BENCH_SRC := $(addprefix bench/,common.c batch.c wsc.c ros.c pollution.c uring_overhead.c order.c)
 $(B)/flexsc-bench: tools/flexsc-bench.c $(BENCH_SRC) bench/bench.h $(LIB_SO)
 	$(CC) $(CPPFLAGS) -Ibench $(CFLAGS) tools/flexsc-bench.c $(BENCH_SRC) -o $@ $(LDFLAGS) \
 		-L$(B) -Wl,-rpath,$(abspath $(B)) -lflexsc $(LIBS) -lm

@@ -179,5 +179,6 @@ void bench_ros(void);            /* bench/ros.c */
 void bench_pollution(void);      /* bench/pollution.c */
 void pollution_loop(uint64_t iters); /* bench/pollution.c: the loop alone, for callgrind */
 void bench_uring_overhead(void); /* bench/uring_overhead.c */
+void bench_order(void);          /* bench/order.c */
 
 #endif

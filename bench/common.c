@@ -210,7 +210,7 @@ static int col_width(const char *key)
 {
 	int w = (int)strlen(key) + 2;
 
-	return w < 13 ? 13 : w;
+	return w < 15 ? 15 : w; /* "io-first,type" and a margin */
 }
 
 void table(const char *title, const char *const *cols)

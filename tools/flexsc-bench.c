@@ -154,7 +154,7 @@ static void run(const char *name, void (*bench)(void))
 static void __attribute__((noreturn)) usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-		"usage: flexsc-bench [fig9|fig10|wsc|ros|pollution|uring-overhead|demo|all] [--json] [--quick]\n"
+		"usage: flexsc-bench [fig9|fig10|wsc|ros|pollution|uring-overhead|order|demo|all] [--json] [--quick]\n"
 		"                    [--reps N] [--insn-per-iter X]\n"
 		"  fig9            per-call time on one core, batches 1..64, every engine\n"
 		"  fig10           the same on a remote core; asleep latency; spin-before-sleep; futex wake-ups\n"
@@ -162,6 +162,7 @@ static void __attribute__((noreturn)) usage(int status)
 		"  ros             ROS cache-contending call: local against remote, latency, throughput, overlap\n"
 		"  pollution       user throughput kept with a pwrite every K iterations (paper figures 2/3)\n"
 		"  uring-overhead  the io_uring engine against raw liburing at batch 32\n"
+		"  order           a mixed batch ordered by type / I/O first against the order posted\n"
 		"  demo            the headline comparison (default)\n"
 		"  all             every benchmark above except demo\n"
 		"  --json          one JSON object per line instead of tables\n"
@@ -180,7 +181,7 @@ static void __attribute__((noreturn, format(printf, 1, 2))) bad_usage(const char
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nusage: flexsc-bench [fig9|fig10|wsc|ros|pollution|uring-overhead|demo|all] "
+	fprintf(stderr, "\nusage: flexsc-bench [fig9|fig10|wsc|ros|pollution|uring-overhead|order|demo|all] "
 			"[--json] [--quick] [--reps N] [--insn-per-iter X]\n"
 			"try 'flexsc-bench --help'\n");
 	exit(2);
@@ -227,7 +228,7 @@ int main(int argc, char **argv)
 			bad_usage("one benchmark at a time (extra '%s')", a);
 		} else {
 			static const char *const names[] = { "fig9", "fig10", "wsc", "ros", "pollution",
-							     "uring-overhead", "demo", "all", NULL };
+							     "uring-overhead", "order", "demo", "all", NULL };
 			unsigned k = 0;
 			while (names[k] && strcmp(names[k], a))
 				k++;
@@ -249,6 +250,7 @@ int main(int argc, char **argv)
 	} benches[] = {
 		{ "demo", bench_demo }, { "fig9", bench_fig9 }, { "fig10", bench_fig10 }, { "wsc", bench_wsc },
 		{ "ros", bench_ros }, { "pollution", bench_pollution }, { "uring-overhead", bench_uring_overhead },
+		{ "order", bench_order },
 	};
 	bool all = !strcmp(which, "all");
 	for (unsigned k = 0; k < sizeof(benches) / sizeof(benches[0]); k++)
