@@ -25,7 +25,9 @@
 # as flexsc-sc1 with --engine threads, every posted call on CPU 1;
 # flexsc-auto: as flexsc-sc1 with --specialize auto, the runtime choosing
 # between the two while it runs; nptl-2c and flexsc-2c: the server on
-# both CPUs, flexsc with a carrier on each, the client sharing CPU 1),
+# both CPUs, flexsc with a carrier on each, the client sharing CPU 1;
+# flexsc-type, flexsc-io, flexsc-iotype: as flexsc with --order type,
+# io-first, io-first,type: each batch ordered before it is issued),
 # --out NAME
 # (results/NAME.jsonl; default servers-SERVER). Environment: as bench/http:
 # FLEXSC_BENCH_IDLE_WAIT (seconds to wait for other work to quiet down,
@@ -88,8 +90,8 @@ sv_parse_common() {
 	done
 	case "$sv_dur$sv_warm" in *[!0-9]*|'') sv_usage ;; esac
 	for rt in $sv_runtimes; do
-		case $rt in nptl|nptl-2c|flexsc|flexsc-2c|flexsc-sc1|flexsc-remote|flexsc-auto|flexsc-e[0-9]*) ;;
-		*) sv_die "unknown runtime '$rt' (nptl nptl-2c flexsc flexsc-2c flexsc-sc1 flexsc-remote flexsc-auto flexsc-eENTRIES)" ;; esac
+		case $rt in nptl|nptl-2c|flexsc|flexsc-2c|flexsc-sc1|flexsc-remote|flexsc-auto|flexsc-e[0-9]*|flexsc-type|flexsc-io|flexsc-iotype) ;;
+		*) sv_die "unknown runtime '$rt' (nptl nptl-2c flexsc flexsc-2c flexsc-sc1 flexsc-remote flexsc-auto flexsc-eENTRIES flexsc-type flexsc-io flexsc-iotype)" ;; esac
 	done
 }
 
@@ -218,6 +220,17 @@ sv_threads() { # kernel threads of the whole server tree, and its process count
 	echo "$n $k"
 }
 
+# flexsc-run --order of a runtime: nothing for NPTL.
+sv_order() {
+	case $1 in
+	nptl*) ;;
+	flexsc-type) echo type ;;
+	flexsc-io) echo io-first ;;
+	flexsc-iotype) echo io-first,type ;;
+	*) echo posted ;;
+	esac
+}
+
 sv_alive() { [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; }
 
 # sv_launch RT LOG CMD...: starts the server under runtime RT on CPU 0.
@@ -233,6 +246,7 @@ sv_launch() {
 	flexsc-2c) nice -n "$sv_nice" taskset -c 0,1 "$sv_tmp/rt/flexsc-run" --cores 0,1 --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
 	flexsc-remote) nice -n "$sv_nice" taskset -c 0,1 "$sv_tmp/rt/flexsc-run" --cores 0 --syscall-cores 1 --engine threads --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
 	flexsc-auto) nice -n "$sv_nice" taskset -c 0,1 "$sv_tmp/rt/flexsc-run" --cores 0 --syscall-cores 1 --specialize auto --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
+	flexsc-type|flexsc-io|flexsc-iotype) nice -n "$sv_nice" taskset -c 0 "$sv_tmp/rt/flexsc-run" --cores 0 --order "$(sv_order "$rt")" --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
 	flexsc-e*) nice -n "$sv_nice" taskset -c 0 "$sv_tmp/rt/flexsc-run" --cores 0 --entries "${rt#flexsc-e}" --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
 	esac
 	SERVER_PID=$!
@@ -513,7 +527,7 @@ sv_point() {
 		ok=false why="no --stats output (the runtime did not exit cleanly)"
 	fi
 	local line
-	line=$(R="$res" P="$POINT" FX="$fx" python3 - "$SV_SERVER" "$RT" "$CLIENT" "$((t1 - t0))" "$sv_hz" \
+	line=$(R="$res" P="$POINT" FX="$fx" ORDER="$(sv_order "$RT")" python3 - "$SV_SERVER" "$RT" "$CLIENT" "$((t1 - t0))" "$sv_hz" \
 		"$((c0b - c0a))" "$ok" "$why" "$sv_nice" "$thr" "$sv_stop_how" "$stop_s" "$sv_dur" "$bt" "${warm_ops:-0}" <<'EOF'
 import json, os, sys
 server, rt, client, ticks, hz, c0, ok, why, nice, thr, how, stop_s, dur, bt, warm_ops = sys.argv[1:]
@@ -528,6 +542,7 @@ r["layout"] = ("server carrier CPU 0, syscall threads/SQPOLL CPU 1, client CPU 1
                else "server CPU 0, client CPU 1")
 r["nice"] = int(nice)
 r["entries"] = int(rt[len("flexsc-e"):]) if rt.startswith("flexsc-e") else None if rt.startswith("nptl") else 4096
+r["order"] = os.environ["ORDER"] or None
 res.pop("failure", None)
 r.update(res)
 r["server_cpu_s"] = round(cpu, 2)

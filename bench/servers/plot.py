@@ -41,6 +41,9 @@ STYLE = {
     "flexsc-auto": dict(color="tab:green", marker="D", label="flexsc-run --specialize auto"),
     "nptl-2c": dict(color="tab:cyan", marker="o", label="NPTL, both CPUs"),
     "flexsc-2c": dict(color="tab:pink", marker="s", label="flexsc-run --cores 0,1"),
+    "flexsc-type": dict(color="tab:brown", marker="P", label="flexsc-run --order type"),
+    "flexsc-io": dict(color="tab:olive", marker="X", label="flexsc-run --order io-first"),
+    "flexsc-iotype": dict(color="tab:gray", marker="*", label="flexsc-run --order io-first,type"),
 }
 XLABEL = {"apache": "concurrent connections", "mariadb": "sysbench threads",
           "bind": "dnsperf queries in flight (-q)"}
