@@ -3,7 +3,7 @@
 figures 11-16: per server, throughput, latency (mean and p99) and work
 per server CPU-second against the load, NPTL against flexsc-run.
 
-  /usr/bin/python3 bench/servers/plot.py [--out DIR] [--table] FILE.jsonl ...
+  /usr/bin/python3 bench/servers/plot.py [--out DIR] [--table [--against RT]] FILE.jsonl ...
 
 (default files: results/servers-sweep-*.jsonl; default DIR: results).
 Writes DIR/servers-SERVER.png, one per server found, with a row per
@@ -15,7 +15,8 @@ prints a Markdown table of the flexsc / NPTL ratios per point (throughput,
 mean and p99 latency, work per server CPU-second) with the flexsc-run
 counters behind them (exception-less calls per operation, the share run
 by each engine, posted calls per batch, and under --specialize auto the
-share of windows its carriers ran remote). Runs with --entries N
+share of windows its carriers ran remote); --against RT takes the ratios
+against runtime RT instead (e.g. flexsc, for the --order runtimes). Runs with --entries N
 (runtime flexsc-eN) also give DIR/servers-entries.png, throughput
 against the syscall entries per core (figure 16).
 """
@@ -68,6 +69,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default="results")
     ap.add_argument("--table", action="store_true")
+    ap.add_argument("--against", metavar="RT", help="--table: ratios against runtime RT, not NPTL")
     ap.add_argument("files", nargs="*")
     a = ap.parse_args()
     files = a.files or sorted(glob.glob("results/servers-sweep-*.jsonl"))
@@ -80,7 +82,7 @@ def main():
         sys.exit("plot.py: no successful points in " + " ".join(files))
     os.makedirs(a.out, exist_ok=True)
     if a.table:
-        table(runs)
+        table(runs, a.against)
     entries_plot(runs, a.out)
     for server in sorted({r["server"] for r in runs}):
         srv = [r for r in runs if r["server"] == server]
@@ -178,7 +180,7 @@ def entries_plot(runs, out_dir):
     print(out)
 
 
-def table(runs):
+def table(runs, against=None):
     def med(rs, k):
         v = [r.get(k) for r in rs if r.get(k) is not None]
         return statistics.median(v) if v else None
@@ -187,7 +189,8 @@ def table(runs):
         return f"{x / y:.2f}" if x and y else "-"
 
     print("| server | workload | load | runtime | throughput x | mean lat. x | p99 x | per CPU-s x |"
-          " NPTL ops/s | flexsc ops/s | calls/op | local/uring/threads % | calls/batch |")
+          f" {against or 'NPTL'} ops/s | {'runtime' if against else 'flexsc'} ops/s | calls/op |"
+          " local/uring/threads % | calls/batch |")
     print("| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |")
     keys = []
     for r in runs:
@@ -197,8 +200,12 @@ def table(runs):
     for k in keys:
         grp = [r for r in runs if (r["server"], workload(r), xval(r), r.get("clients")) == k]
         load = f"{k[3]}/{k[2]}" if k[0] == "bind" else str(k[2])
-        for rt in sorted({r["runtime"] for r in grp if baseline(r["runtime"])}):
-            base = [r for r in grp if r["runtime"] == baseline(rt)]
+        def base_of(rt):
+            if against:
+                return against if rt != against and baseline(rt) else None
+            return baseline(rt)
+        for rt in sorted({r["runtime"] for r in grp if base_of(r["runtime"])}):
+            base = [r for r in grp if r["runtime"] == base_of(rt)]
             fx = [r for r in grp if r["runtime"] == rt]
             if not fx or not base:
                 continue
