@@ -165,6 +165,9 @@ void batch_unit(void *ctx, uint64_t n); /* post a batch (the threshold flushes i
 /* The columns of a batch sweep's table (bench/batch.c). */
 extern const char *const batch_cols[];
 
+/* A pair's medians, ratio, spreads and reps as fields of the record; the keys name the baseline's. */
+void rec_pair(const struct pair *p, const char *base_ns_key, const char *base_spread_key);
+
 /* One point of a batch sweep against sync, emitted as a record. */
 struct pair batch_point(const char *bench, const struct setup *s, const struct call *c,
 			unsigned batch, double scale);

@@ -475,13 +475,18 @@ struct pair batch_point(const char *bench, const struct setup *s, const struct c
 	rec_setup(s);
 	rec_str("call", c->name);
 	rec_int("batch", batch);
-	rec_num("ns_per_call", p.fx.med, 1);
-	rec_num("sync_ns_per_call", p.sync.med, 1);
-	rec_num("ratio", p.ratio, 3);
-	rec_num("spread", p.fx.spread, 3);
-	rec_num("sync_spread", p.sync.spread, 3);
-	rec_int("reps", opt.reps);
+	rec_pair(&p, "sync_ns_per_call", "sync_spread");
 	rec_emit();
 	return p;
+}
+
+void rec_pair(const struct pair *p, const char *base_ns_key, const char *base_spread_key)
+{
+	rec_num("ns_per_call", p->fx.med, 1);
+	rec_num(base_ns_key, p->sync.med, 1);
+	rec_num("ratio", p->ratio, 3);
+	rec_num("spread", p->fx.spread, 3);
+	rec_num(base_spread_key, p->sync.spread, 3);
+	rec_int("reps", opt.reps);
 }
 

@@ -108,12 +108,7 @@ void bench_order(void)
 			rec_str("order", orders[o].name);
 			rec_str("calls", "pread4k,fadvise,write64,epoll_ctl");
 			rec_int("batch", ORDER_BATCH);
-			rec_num("ns_per_call", p.fx.med, 1);
-			rec_num("posted_ns_per_call", p.sync.med, 1);
-			rec_num("ratio", p.ratio, 3);
-			rec_num("spread", p.fx.spread, 3);
-			rec_num("posted_spread", p.sync.spread, 3);
-			rec_int("reps", opt.reps);
+			rec_pair(&p, "posted_ns_per_call", "posted_spread");
 			rec_emit();
 		}
 	}
