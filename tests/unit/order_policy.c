@@ -118,6 +118,18 @@ static int scratch_file(void)
 	return fd;
 }
 
+/* An instance and a queue on engine e whose flushes order by flags. */
+static void open_ordered(enum flexsc_engine e, unsigned flags, struct flexsc **fx,
+			 struct flexsc_queue **q)
+{
+	struct flexsc_config c;
+
+	flexsc_config_init(&c);
+	c.flags = flags;
+	c.batch_threshold = 64; /* every batch here is flushed whole, by its wait */
+	t_open(e, fx, q, &c);
+}
+
 /*
  * Posts writev(fd, 1 byte) and lseek(fd, 0, SEEK_CUR) in the given order
  * on a sync-engine queue with flags and returns what lseek saw: 1 if the
@@ -125,7 +137,6 @@ static int scratch_file(void)
  */
 static long lseek_after(unsigned flags, bool writev_first)
 {
-	struct flexsc_config c;
 	struct flexsc *fx;
 	struct flexsc_queue *q;
 	static char byte = 'x';
@@ -136,9 +147,7 @@ static long lseek_after(unsigned flags, bool writev_first)
 	flexsc_call_t calls[2];
 	int64_t rets[2];
 
-	flexsc_config_init(&c);
-	c.flags = flags;
-	t_open(FLEXSC_ENGINE_SYNC, &fx, &q, &c);
+	open_ordered(FLEXSC_ENGINE_SYNC, flags, &fx, &q);
 	CHECK_EQ(flexsc_post(q, writev_first ? SYS_writev : SYS_lseek, 3, writev_first ? wv : ls, 0, &calls[0]), 0);
 	CHECK_EQ(flexsc_post(q, writev_first ? SYS_lseek : SYS_writev, 3, writev_first ? ls : wv, 0, &calls[1]), 0);
 	CHECK_EQ(flexsc_wait_all(q, calls, 2, rets, NULL), 0);
@@ -148,10 +157,9 @@ static long lseek_after(unsigned flags, bool writev_first)
 	return rets[writev_first ? 1 : 0];
 }
 
-/* A chain [writev, lseek] posted after an lseek, by type: the chain runs whole, in order. */
+/* A chain [writev, lseek] posted after an lseek, both orders on: the chain runs whole, in order. */
 static void chain_whole(void)
 {
-	struct flexsc_config c;
 	struct flexsc *fx;
 	struct flexsc_queue *q;
 	static char byte = 'y';
@@ -165,9 +173,7 @@ static void chain_whole(void)
 	flexsc_call_t calls[3];
 	int64_t rets[3];
 
-	flexsc_config_init(&c);
-	c.flags = FLEXSC_ORDER_BY_TYPE | FLEXSC_ORDER_IO_FIRST;
-	t_open(FLEXSC_ENGINE_SYNC, &fx, &q, &c);
+	open_ordered(FLEXSC_ENGINE_SYNC, FX_ORDER_FLAGS, &fx, &q);
 	CHECK_EQ(flexsc_post(q, SYS_lseek, 3, ls, 0, &calls[0]), 0);
 	CHECK_EQ(flexsc_post_chain(q, ops, 2, &calls[1]), 0);
 	CHECK_EQ(flexsc_wait_all(q, calls, 3, rets, NULL), 0);
@@ -205,16 +211,12 @@ static void every_engine(void)
 	CHECK(devnull >= 0);
 	CHECK_EQ(pwrite(fd, "0123456789abcdef", 16, 0), 16);
 	for (unsigned e = 0; e < T_NENGINES; e++) {
-		struct flexsc_config c;
 		struct flexsc *fx;
 		struct flexsc_queue *q;
 		flexsc_call_t calls[N];
 		int64_t rets[N], want[N];
 
-		flexsc_config_init(&c);
-		c.flags = FLEXSC_ORDER_BY_TYPE | FLEXSC_ORDER_IO_FIRST;
-		c.batch_threshold = N; /* one batch */
-		t_open(t_engines[e], &fx, &q, &c);
+		open_ordered(t_engines[e], FX_ORDER_FLAGS, &fx, &q);
 		for (unsigned i = 0; i < N; i++) {
 			uint64_t a[4] = { 0 };
 			long nr;
