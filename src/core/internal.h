@@ -103,9 +103,9 @@ struct flexsc_queue {
 
 	uint16_t *link;    /* next op of a chain, or FX_NIL; read by syscall threads after the flush publishes */
 	uint16_t *pending; /* posted, not yet flushed, in post order */
-	uint32_t *order_scratch; /* 2 * nentries for fx_order_batch; NULL: posted order (no FLEXSC_ORDER_*) */
 	unsigned npending;
 	uint64_t first_pending_ns; /* when the oldest pending call was posted */
+	uint32_t *order_scratch; /* 2 * nentries for fx_order_batch; NULL: posted order (no FLEXSC_ORDER_*) */
 
 	uint16_t ready_head, ready_tail; /* done, uncollected, completion order */
 	unsigned nready;
