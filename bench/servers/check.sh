@@ -254,9 +254,16 @@ check_mariadb() {
 		fi
 	}
 	start "first start" || return
-	if ! timeout -k 5 30 "${cli[@]}" -e 'CREATE DATABASE sbtest' ||
-		! timeout -k 5 300 taskset -c 1 "${sb[@]}" --threads=4 oltp_read_write prepare >"$d/prepare.log" 2>&1; then
-		fail "sysbench prepare ($tables x $size rows): $(tail -2 "$d/prepare.log" | tr '\n' ' ')"
+	local prc=0
+	timeout -k 5 30 "${cli[@]}" -e 'CREATE DATABASE sbtest' >"$d/prepare.log" 2>&1 &&
+		timeout -k 5 300 taskset -c 1 "${sb[@]}" --threads=4 oltp_read_write prepare >>"$d/prepare.log" 2>&1 ||
+		prc=$?
+	if [ "$prc" != 0 ]; then
+		fail "sysbench prepare ($tables x $size rows): exit status $prc (124: timed out)"
+		# what the client said and what the server logged, for the record
+		{ grep -v '^Inserting\|^Creating' "$d/prepare.log" | tail -n 15; echo "  -- mariadbd error.log:"
+		  tail -n 15 "$d/run/error.log"; } | sed 's/^/     /'
+		[ "$prc" = 124 ] && sv_alive && hang prepare
 	else
 		pass "sysbench prepare: $tables tables x $size rows written"
 	fi

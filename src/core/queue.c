@@ -441,6 +441,15 @@ FX_EXPORT int flexsc_reap(struct flexsc_queue *q, struct flexsc_completion *out,
 
 	if (!q || (max && !out))
 		return -EINVAL;
+	/*
+	 * The time bound holds for an owner that only reaps, too: a runtime
+	 * whose user threads keep it busy without posting would otherwise keep
+	 * a posted call from ever being issued (MariaDB livelocked so: threads
+	 * waking each other through futexes while the lock holder's fdatasync
+	 * stayed pending).
+	 */
+	if (q->npending && !q->dead && fx_batch_due(q))
+		flexsc_flush(q);
 	if (q->nready < max && !fx_queue_harvest(q) && !q->nready && q->inflight[FX_ROUTE_THREAD])
 		fx_threads_unstick(q); /* nothing came back: as in flexsc_poll */
 	while (n < max && q->ready_head != FX_NIL) {

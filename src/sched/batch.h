@@ -6,8 +6,9 @@
  * nothing else to do: the FlexSC rule), the number of pending calls reaches
  * the threshold M (CEFOS wrapped system calls), or the oldest pending call
  * has waited batch_timeout_us. There is no timer thread: the time bound is
- * checked whenever the owner enters the library (post, poll), so an owner
- * that stops calling in must flush or wait, which it does to get results.
+ * checked whenever the owner enters the library (post, poll, reap), so an
+ * owner that stops calling in must flush or wait, which it does to get
+ * results.
  */
 #ifndef FX_BATCH_H
 #define FX_BATCH_H

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * When a batch is flushed (src/sched/batch.h): at the threshold M, at a
- * wait, at the time bound (checked when the owner enters the library), and
+ * wait, at the time bound (checked when the owner enters the library: post,
+ * poll, reap), and
  * never otherwise; and the batch-size histogram.
  *
  * White-box: the syscall pages are not reachable through the public API,
@@ -140,12 +141,13 @@ static void threshold(enum flexsc_engine eng)
 	t_close(fx, q);
 }
 
-/* The time bound: checked when the owner posts or polls. */
+/* The time bound: checked when the owner posts, polls or reaps. */
 static void time_bound(enum flexsc_engine eng)
 {
 	struct flexsc_config cfg;
 	struct flexsc *fx;
 	struct flexsc_queue *q;
+	struct flexsc_completion comp;
 	int64_t r;
 	int dn[2];
 
@@ -179,6 +181,17 @@ static void time_bound(enum flexsc_engine eng)
 	if (err)
 		CHECK_EQ(flexsc_wait_one(q, a, &r, &long_ts), 0);
 	CHECK_EQ(r, 1);
+
+	/* post one, sleep past the bound, only reap: the reap flushes (a runtime's scheduler does this) */
+	a = post_write(q, dn[1], "r", 1);
+	nanosleep(&(struct timespec){ 0, 5 * 1000000L }, NULL);
+	CHECK_EQ(stats(q).batches, 2);
+	int n = flexsc_reap(q, &comp, 1);
+	CHECK(n == 0 || n == 1);
+	CHECK_EQ(stats(q).batches, 3);
+	if (n == 0)
+		CHECK_EQ(flexsc_wait_one(q, a, &r, &long_ts), 0);
+	CHECK_EQ(n ? comp.ret : r, 1);
 	t_close(fx, q);
 
 	/* a bound far away: the same sequence does not flush */
@@ -188,6 +201,7 @@ static void time_bound(enum flexsc_engine eng)
 	nanosleep(&(struct timespec){ 0, 5 * 1000000L }, NULL);
 	b = post_write(q, dn[1], "e", 1);
 	CHECK_EQ(flexsc_poll(q, a, &r), -EINPROGRESS);
+	CHECK_EQ(flexsc_reap(q, &comp, 1), 0);
 	CHECK_EQ(stats(q).batches, 0);
 	CHECK_EQ(status_of(q, a), FLEXSC_SUBMITTED);
 	CHECK_EQ(status_of(q, b), FLEXSC_SUBMITTED);
