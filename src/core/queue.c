@@ -298,6 +298,20 @@ static int check_alive(const struct flexsc_queue *q)
 	return q->dead ? -ESHUTDOWN : 0;
 }
 
+/*
+ * Flushes the batch if its threshold or time bound says so: what the owner
+ * checks on every entry into the library that may leave calls pending
+ * (post, poll, reap). An owner that only reaps needs it too: a runtime
+ * whose user threads keep it busy without posting would otherwise never
+ * issue a posted call (MariaDB livelocked so: threads waking each other
+ * through futexes while the lock holder's fdatasync stayed pending).
+ */
+static void flush_if_due(struct flexsc_queue *q)
+{
+	if (q->npending && !q->dead && fx_batch_due(q))
+		flexsc_flush(q);
+}
+
 FX_EXPORT int flexsc_post(struct flexsc_queue *q, long sysnum, unsigned nargs,
 			  const uint64_t *args, void *cookie, flexsc_call_t *call)
 {
@@ -324,8 +338,7 @@ FX_EXPORT int flexsc_post(struct flexsc_queue *q, long sysnum, unsigned nargs,
 		return 0;
 	}
 	make_pending(q, idx, route);
-	if (fx_batch_due(q))
-		flexsc_flush(q);
+	flush_if_due(q);
 	return 0;
 }
 
@@ -425,8 +438,9 @@ FX_EXPORT int flexsc_poll(struct flexsc_queue *q, flexsc_call_t call, int64_t *r
 		/* nothing came back: the call may be queued behind blocked threads (see block()) */
 		if (!fx_queue_harvest(q) && q->slots[idx].route == FX_ROUTE_THREAD)
 			fx_threads_unstick(q);
-	} else if (q->slots[idx].state == FX_SLOT_PENDING && !q->dead && fx_batch_due(q))
-		flexsc_flush(q);
+	} else if (q->slots[idx].state == FX_SLOT_PENDING) {
+		flush_if_due(q);
+	}
 	if (q->slots[idx].state != FX_SLOT_READY)
 		return -EINPROGRESS;
 	int64_t r = collect(q, idx);
@@ -441,15 +455,7 @@ FX_EXPORT int flexsc_reap(struct flexsc_queue *q, struct flexsc_completion *out,
 
 	if (!q || (max && !out))
 		return -EINVAL;
-	/*
-	 * The time bound holds for an owner that only reaps, too: a runtime
-	 * whose user threads keep it busy without posting would otherwise keep
-	 * a posted call from ever being issued (MariaDB livelocked so: threads
-	 * waking each other through futexes while the lock holder's fdatasync
-	 * stayed pending).
-	 */
-	if (q->npending && !q->dead && fx_batch_due(q))
-		flexsc_flush(q);
+	flush_if_due(q);
 	if (q->nready < max && !fx_queue_harvest(q) && !q->nready && q->inflight[FX_ROUTE_THREAD])
 		fx_threads_unstick(q); /* nothing came back: as in flexsc_poll */
 	while (n < max && q->ready_head != FX_NIL) {
@@ -628,8 +634,7 @@ FX_EXPORT int flexsc_post_chain(struct flexsc_queue *q, const struct flexsc_op *
 	q->slots[idx[0]].chain_len = (uint8_t)n;
 	q->slots[idx[0]].chain_fd = fd;
 	make_pending(q, idx[0], route);
-	if (fx_batch_due(q))
-		flexsc_flush(q);
+	flush_if_due(q);
 	return 0;
 }
 
@@ -647,11 +652,13 @@ int fx_queue_init_entries(struct flexsc_queue *q, unsigned pages)
 	q->free_stack = calloc(q->nentries, sizeof(*q->free_stack));
 	q->pending = calloc(q->nentries, sizeof(*q->pending));
 	q->link = calloc(q->nentries, sizeof(*q->link));
-	if (q->fx->cfg.flags & FX_ORDER_FLAGS)
-		q->order_scratch = calloc(2 * (size_t)q->nentries, sizeof(*q->order_scratch));
-	if (!q->slots || !q->free_stack || !q->pending || !q->link ||
-	    (!q->order_scratch && (q->fx->cfg.flags & FX_ORDER_FLAGS)))
+	if (!q->slots || !q->free_stack || !q->pending || !q->link)
 		return -ENOMEM;
+	if (q->fx->cfg.flags & FX_ORDER_FLAGS) {
+		q->order_scratch = calloc(2 * (size_t)q->nentries, sizeof(*q->order_scratch));
+		if (!q->order_scratch)
+			return -ENOMEM;
+	}
 	/* Lowest index on top, so a light load keeps reusing the same few cache lines. */
 	for (unsigned i = 0; i < q->nentries; i++)
 		q->free_stack[i] = (uint16_t)(q->nentries - 1 - i);
