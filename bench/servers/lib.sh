@@ -239,14 +239,13 @@ sv_launch() {
 	shift 2
 	case $rt in
 	nptl) nice -n "$sv_nice" taskset -c 0 "$@" >"$log" 2>&1 </dev/null & ;;
-	flexsc) nice -n "$sv_nice" taskset -c 0 "$sv_tmp/rt/flexsc-run" --cores 0 --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
+	flexsc|flexsc-type|flexsc-io|flexsc-iotype) nice -n "$sv_nice" taskset -c 0 "$sv_tmp/rt/flexsc-run" --cores 0 --order "$(sv_order "$rt")" --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
 	# the syscall core (1) must be in the affinity the runtime inherits; it pins the carrier to 0 itself
 	flexsc-sc1) nice -n "$sv_nice" taskset -c 0,1 "$sv_tmp/rt/flexsc-run" --cores 0 --syscall-cores 1 --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
 	nptl-2c) nice -n "$sv_nice" taskset -c 0,1 "$@" >"$log" 2>&1 </dev/null & ;;
 	flexsc-2c) nice -n "$sv_nice" taskset -c 0,1 "$sv_tmp/rt/flexsc-run" --cores 0,1 --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
 	flexsc-remote) nice -n "$sv_nice" taskset -c 0,1 "$sv_tmp/rt/flexsc-run" --cores 0 --syscall-cores 1 --engine threads --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
 	flexsc-auto) nice -n "$sv_nice" taskset -c 0,1 "$sv_tmp/rt/flexsc-run" --cores 0 --syscall-cores 1 --specialize auto --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
-	flexsc-type|flexsc-io|flexsc-iotype) nice -n "$sv_nice" taskset -c 0 "$sv_tmp/rt/flexsc-run" --cores 0 --order "$(sv_order "$rt")" --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
 	flexsc-e*) nice -n "$sv_nice" taskset -c 0 "$sv_tmp/rt/flexsc-run" --cores 0 --entries "${rt#flexsc-e}" --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
 	esac
 	SERVER_PID=$!
