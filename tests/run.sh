@@ -27,9 +27,14 @@ for t in "$build"/tests/$pattern "$here"/shell/$pattern.sh; do
 	*) fail=$((fail + 1)); failed+=("$name"); printf 'FAIL %-32s exit %s\n' "$name" "$rc" ;;
 	esac
 done
+# A failed test's own FAIL lines (with the indented detail after each) come
+# first, so the cause shows even where only part of this output is kept.
 for name in "${failed[@]}"; do
-	echo "--- $name (last lines of $log/$name.log)"
-	tail -n 20 "$log/$name.log"
+	echo "--- $name (its FAIL lines, then the last lines of $log/$name.log)"
+	awk '/^FAIL/ { show = 1; print; next } show && /^[ \t]/ { print; next } { show = 0 }' \
+		"$log/$name.log" | head -n 60
+	echo "..."
+	tail -n 10 "$log/$name.log"
 done
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
