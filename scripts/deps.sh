@@ -12,7 +12,7 @@ set -eu
 
 declare -A group=(
 	[build]="gcc make libc6-dev liburing-dev pkg-config"
-	[test]="clang libclang-rt-14-dev procps pigz stress-ng"
+	[test]="clang libclang-rt-14-dev procps pigz stress-ng gdb"
 	[bench]="python3 python3-matplotlib valgrind wrk iproute2"
 	[servers]="apache2 apache2-utils mariadb-server mariadb-client sysbench bind9 bind9-utils bind9-dnsutils curl dnsperf gdb strace procps iproute2 python3 python3-matplotlib wrk"
 )

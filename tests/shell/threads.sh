@@ -15,7 +15,8 @@
 #   split    --cores 0 --syscall-cores 1 --engine threads   (2+ CPUs only)
 #   auto     --cores 0 --syscall-cores 1 --specialize auto  (2+ CPUs only; windows of
 #            2 ms instead of 100, FLEXSC_SPECIALIZE_MS, so calls change route often)
-# each with a timeout, requiring the plain run's exit status and stdout.
+# each with a timeout (a run that reaches it is backtraced with gdb first),
+# requiring the plain run's exit status and stdout.
 # One line per (program, configuration), then a summary.
 #
 # A program may carry directives in comment lines:
@@ -92,14 +93,41 @@ explain() { # LOGBASE PLAINBASE
 		echo "     stderr (last lines):"
 		tail -n 10 "$1.err" | sed 's/^/       /'
 	fi
+	if [ -s "$1.gdb" ]; then
+		echo "     where its threads were when its time ran out ($1.gdb):"
+		grep -E '^(\*? +[0-9]+ +Thread|Thread [0-9]+|#[0-9]+ )' "$1.gdb" | cut -c1-150 | head -n 60 | sed 's/^/       /'
+	fi
 }
 
-# Runs one program; sets rc. TIMEOUT LOGBASE COMMAND...
+# Runs one program; sets rc (124 if it ran out of time). TIMEOUT LOGBASE COMMAND...
+# A run still going at TIMEOUT is backtraced first, every kernel thread of it,
+# into LOGBASE.gdb (when gdb is installed), then ended: a hang that shows up
+# only on a CI machine says where it hung. timeout(1) itself allows 30 s more
+# for that and kills the process group, children included, as before.
 run_one() {
-	local limit=$1 base=$2
+	local limit=$1 base=$2 tpid wd first pid
 	shift 2
-	timeout -k 5 "$limit" "$@" </dev/null >"$base.out" 2>"$base.err"
+	rm -f "$base.gdb"
+	timeout -k 5 $((limit + 30)) "$@" </dev/null >"$base.out" 2>"$base.err" &
+	tpid=$!
+	sleep "$limit" &
+	wd=$!
+	first=
+	wait -n -p first "$tpid" "$wd"
 	rc=$?
+	if [ "$first" = "$tpid" ]; then
+		kill "$wd" 2>/dev/null
+		wait "$wd" 2>/dev/null
+		return
+	fi
+	pid=$(pgrep -P "$tpid" | head -n 1)
+	if [ -n "$pid" ] && command -v gdb >/dev/null; then
+		timeout 25 gdb -p "$pid" -batch -nx -ex 'set pagination off' \
+			-ex 'info threads' -ex 'thread apply all bt 15' >"$base.gdb" 2>&1
+	fi
+	kill -TERM "$tpid" 2>/dev/null
+	wait "$tpid"
+	rc=124
 }
 
 # Seconds this run may take: the per-run timeout, or what is left of the budget.
