@@ -95,14 +95,16 @@ explain() { # LOGBASE PLAINBASE
 	fi
 	if [ -s "$1.gdb" ]; then
 		echo "     where its threads were when its time ran out ($1.gdb):"
-		grep -E '^(\*? +[0-9]+ +Thread|Thread [0-9]+|#[0-9]+ )' "$1.gdb" | cut -c1-150 | head -n 60 | sed 's/^/       /'
+		grep -E '^(\*? +[0-9]+ +Thread|Thread [0-9]+|#[0-9]+ |--- |carrier [0-9])' "$1.gdb" |
+			cut -c1-160 | head -n 120 | sed 's/^/       /'
 	fi
 }
 
 # Runs one program; sets rc (124 if it ran out of time). TIMEOUT LOGBASE COMMAND...
-# A run still going at TIMEOUT is backtraced first, every kernel thread of it,
-# into LOGBASE.gdb (when gdb is installed), then ended: a hang that shows up
-# only on a CI machine says where it hung. timeout(1) itself allows 30 s more
+# A run still going at TIMEOUT is backtraced first, every kernel thread of it
+# and, under flexsc-run, every user thread (rt-state.gdb), into LOGBASE.gdb
+# (when gdb is installed), then ended: a hang that shows up only on a CI
+# machine says where it hung. timeout(1) itself allows 30 s more
 # for that and kills the process group, children included, as before.
 run_one() {
 	local limit=$1 base=$2 tpid wd first pid
@@ -123,6 +125,7 @@ run_one() {
 	pid=$(pgrep -P "$tpid" | head -n 1)
 	if [ -n "$pid" ] && command -v gdb >/dev/null; then
 		timeout 25 gdb -p "$pid" -batch -nx -ex 'set pagination off' \
+			-x "$root/tests/shell/rt-state.gdb" \
 			-ex 'info threads' -ex 'thread apply all bt 15' >"$base.gdb" 2>&1
 	fi
 	kill -TERM "$tpid" 2>/dev/null
