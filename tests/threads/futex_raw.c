@@ -10,8 +10,9 @@
  *   5. FUTEX_WAKE_BITSET wakes only a waiter whose bitset matches;
  *   6. FUTEX_CMP_REQUEUE: one waiter woken, the others moved to a second
  *      word and woken from there; with a stale value: EAGAIN.
- * Every wait is bounded (timeouts of a few seconds): a lost wake-up is a
- * FAIL, not a hang.
+ * Every wait is bounded (timeouts of 5 to 10 s): a lost wake-up is a FAIL,
+ * not a hang. No check assumes a thread has reached its wait after some
+ * sleep: wakes are repeated until they reach it (see wake_bitset_until).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -84,7 +85,7 @@ static void *incrementer(void *arg)
 /* ---- 5 and 6: waiters that report how their wait ended ---- */
 
 static _Atomic uint32_t word_a, word_b;
-static _Atomic int waiting, woke;
+static _Atomic int waiting;
 
 struct waiter_arg {
 	_Atomic uint32_t *addr;
@@ -95,32 +96,41 @@ struct waiter_arg {
 static void *bit_waiter(void *p)
 {
 	struct waiter_arg *w = p;
-	struct timespec three = { 3, 0 };
+	struct timespec abs;
 
-	atomic_fetch_add(&waiting, 1);
-	w->ret = futex(w->addr, FUTEX_WAIT_BITSET_PRIVATE, 0, NULL, NULL, w->bitset);
-	if (w->ret != 0) /* a timeout instead of a hang: FUTEX_WAIT with a relative limit */
-		w->ret = futex(w->addr, FUTEX_WAIT_PRIVATE, 0, &three, NULL, 0);
-	atomic_fetch_add(&woke, 1);
+	clock_gettime(CLOCK_MONOTONIC, &abs);
+	abs.tv_sec += 10; /* a lost wake-up is ETIMEDOUT, not a hang */
+	w->ret = futex(w->addr, FUTEX_WAIT_BITSET_PRIVATE, 0, &abs, NULL, w->bitset);
 	return NULL;
 }
 
 static void *plain_waiter(void *p)
 {
 	struct waiter_arg *w = p;
-	struct timespec three = { 3, 0 };
+	struct timespec ten = { 10, 0 };
 
 	atomic_fetch_add(&waiting, 1);
-	w->ret = futex(w->addr, FUTEX_WAIT_PRIVATE, 0, &three, NULL, 0);
-	atomic_fetch_add(&woke, 1);
+	w->ret = futex(w->addr, FUTEX_WAIT_PRIVATE, 0, &ten, NULL, 0);
 	return NULL;
 }
 
-static void wait_count(_Atomic int *v, int want)
+/*
+ * No sleep can tell that a waiter is queued in its FUTEX_WAIT yet. So the
+ * wakes below are repeated every millisecond (for up to 5 s) until they
+ * reach whom they must: a waiter that was late is reached by a later try;
+ * one that was wrongly woken earlier, or lost, is never reached, which
+ * fails the check.
+ */
+static long wake_bitset_until(_Atomic uint32_t *addr, uint32_t bitset)
 {
-	for (int i = 0; i < 3000 && atomic_load(v) < want; i++)
-		usleep(1000);
-	usleep(20000); /* inside their waits by now */
+	long n = 0;
+
+	for (int i = 0; i < 5000 && n == 0; i++) {
+		n = futex(addr, FUTEX_WAKE_BITSET_PRIVATE, 1, NULL, NULL, bitset);
+		if (n == 0)
+			usleep(1000);
+	}
+	return n;
 }
 
 int main(void)
@@ -150,38 +160,53 @@ int main(void)
 	r = futex(&w, FUTEX_WAIT_BITSET_PRIVATE, 1, &abs, NULL, FUTEX_BITSET_MATCH_ANY);
 	result("FUTEX_WAIT_BITSET, absolute deadline: ETIMEDOUT", r == -1 && errno == ETIMEDOUT);
 
-	/* 5: two waiters with bitsets 1 and 2; a wake for bitset 2 wakes only the second */
+	/*
+	 * 5: two waiters with bitsets 1 and 2. A wake for bitset 2 wakes the
+	 * second; the first, still queued, is then woken by a wake for bitset 1
+	 * (had the first wake reached it too, nobody would be left for this one).
+	 */
 	struct waiter_arg b1 = { &word_a, 1, -2 }, b2 = { &word_a, 2, -2 };
-	atomic_store(&waiting, 0);
-	atomic_store(&woke, 0);
 	pthread_create(&t[0], NULL, bit_waiter, &b1);
 	pthread_create(&t[1], NULL, bit_waiter, &b2);
-	wait_count(&waiting, 2);
-	long n = futex(&word_a, FUTEX_WAKE_BITSET_PRIVATE, 2, NULL, NULL, 2);
-	wait_count(&woke, 1);
-	int only_second = n == 1 && atomic_load(&woke) == 1 && b2.ret == 0;
-	futex(&word_a, FUTEX_WAKE_BITSET_PRIVATE, 1, NULL, NULL, 1);
-	pthread_join(t[0], NULL);
+	long n2 = wake_bitset_until(&word_a, 2);
 	pthread_join(t[1], NULL);
-	result("FUTEX_WAKE_BITSET wakes only the matching waiter", only_second && b1.ret == 0);
+	long n1 = wake_bitset_until(&word_a, 1);
+	pthread_join(t[0], NULL);
+	result("FUTEX_WAKE_BITSET wakes only the matching waiter",
+	       n2 == 1 && b2.ret == 0 && n1 == 1 && b1.ret == 0);
 
-	/* 6: three waiters on a; CMP_REQUEUE wakes 1 and moves 2 to b; b's wake ends them */
+	/*
+	 * 6: three waiters on a. CMP_REQUEUE wakes one and moves the others to
+	 * b, whose wake then ends exactly those two. It returns how many it
+	 * woke and moved, waking first: while some waiter is not queued yet it
+	 * is repeated (waking no more once one is woken) until all three are
+	 * accounted for.
+	 */
 	struct waiter_arg q[3] = { { &word_a, 0, -2 }, { &word_a, 0, -2 }, { &word_a, 0, -2 } };
 	atomic_store(&waiting, 0);
-	atomic_store(&woke, 0);
 	for (int i = 0; i < 3; i++)
 		pthread_create(&t[i], NULL, plain_waiter, &q[i]);
-	wait_count(&waiting, 3);
+	for (int i = 0; i < 5000 && atomic_load(&waiting) < 3; i++)
+		usleep(1000);
 	r = futex(&word_a, FUTEX_CMP_REQUEUE_PRIVATE, 1, (const struct timespec *)(uintptr_t)10, &word_b, 1);
 	int stale = r == -1 && errno == EAGAIN;
-	r = futex(&word_a, FUTEX_CMP_REQUEUE_PRIVATE, 1, (const struct timespec *)(uintptr_t)10, &word_b, 0);
-	wait_count(&woke, 1);
-	int one_woken = r == 3 && atomic_load(&woke) == 1;
-	n = futex(&word_b, FUTEX_WAKE_PRIVATE, 10, NULL, NULL, 0);
+	long woken = 0, moved = 0;
+	for (int i = 0; i < 5000 && woken + moved < 3; i++) {
+		r = futex(&word_a, FUTEX_CMP_REQUEUE_PRIVATE, woken ? 0 : 1,
+			  (const struct timespec *)(uintptr_t)10, &word_b, 0);
+		if (r < 0)
+			break;
+		if (!woken && r > 0)
+			woken = 1, r--;
+		moved += r;
+		if (woken + moved < 3)
+			usleep(1000);
+	}
+	long n = futex(&word_b, FUTEX_WAKE_PRIVATE, 10, NULL, NULL, 0);
 	for (int i = 0; i < 3; i++)
 		pthread_join(t[i], NULL);
 	result("FUTEX_CMP_REQUEUE with a stale value: EAGAIN", stale);
 	result("FUTEX_CMP_REQUEUE: one woken, two moved and woken from the second word",
-	       one_woken && n == 2 && q[0].ret == 0 && q[1].ret == 0 && q[2].ret == 0);
+	       woken == 1 && moved == 2 && n == 2 && q[0].ret == 0 && q[1].ret == 0 && q[2].ret == 0);
 	return failed;
 }
