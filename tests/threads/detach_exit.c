@@ -154,10 +154,19 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* Set by main once its last line is out: the summary must come after it. */
+static _Atomic int main_said_exit;
+
 static void *lingering(void *arg)
 {
 	(void)arg;
-	usleep(100000); /* outlives main by a good margin */
+	/*
+	 * A handshake, not a head start, orders the two lines: main may be
+	 * descheduled for any time between starting this thread and printing.
+	 */
+	while (!atomic_load(&main_said_exit))
+		usleep(1000);
+	usleep(100000); /* then outlives main's pthread_exit by a good margin */
 	finish_one(5);
 	return NULL;
 }
@@ -190,5 +199,6 @@ int main(void)
 	joinable = spawn(lingering, NULL, 0);
 	printf("detach_exit: main calls pthread_exit\n");
 	fflush(stdout);
+	atomic_store(&main_said_exit, 1);
 	pthread_exit(NULL);
 }
