@@ -14,7 +14,9 @@
  *      reads the value set there, a new thread reads NULL and sets its own.
  * Built twice: with FLEXSC_TEST_SHLIB as the library the program links
  * (so its constructor runs at load), and as the program. Every wait has a
- * 5 s limit: a lock left in a state nobody can read is a FAIL, not a hang.
+ * 30 s limit: a lock left in a state nobody can read is a FAIL, not a hang
+ * (generous: a wait that can end does so at once, and a loaded machine
+ * must not turn a slow start into a FAIL).
  */
 // flexsc-test: shlib-linked
 #define _GNU_SOURCE
@@ -57,18 +59,20 @@ __attribute__((constructor)) static void early(void)
 #define CHECK_NAME "early_objects"
 #include "check.h"
 
-static struct timespec in_5s(void)
+#define LIMIT_S 30
+
+static struct timespec in_limit(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += 5;
+	ts.tv_sec += LIMIT_S;
 	return ts;
 }
 
 static void *writer(void *arg)
 {
-	struct timespec ts = in_5s();
+	struct timespec ts = in_limit();
 	int err = pthread_rwlock_timedwrlock(&early_rw, &ts);
 
 	(void)arg;
@@ -79,7 +83,7 @@ static void *writer(void *arg)
 
 static void *locker(void *arg)
 {
-	struct timespec ts = in_5s();
+	struct timespec ts = in_limit();
 	int err = pthread_mutex_timedlock(&early_m, &ts);
 
 	(void)arg;
@@ -92,7 +96,7 @@ static _Atomic int waiting, signalled;
 
 static void *cond_waiter(void *arg)
 {
-	struct timespec ts = in_5s();
+	struct timespec ts = in_limit();
 	int err = 0;
 
 	(void)arg;
@@ -106,7 +110,7 @@ static void *cond_waiter(void *arg)
 
 static void *sem_taker(void *arg)
 {
-	struct timespec ts = in_5s();
+	struct timespec ts = in_limit();
 
 	(void)arg;
 	return (void *)(__INTPTR_TYPE__)(sem_timedwait(&early_s, &ts) ? errno : 0);

@@ -1,11 +1,12 @@
 /*
  * Signals left to their default action end the process at once, whatever
  * its threads are doing, as the kernel does for NPTL threads (each case in
- * a forked child, which the parent signals and waits for, 5 s at most):
+ * a forked child, which the parent signals and waits for, 20 s at most):
  *   1. SIGTERM while main waits in pthread_join for a thread blocked in
  *      read(): killed by SIGTERM;
- *   2. SIGQUIT (default: core dump; RLIMIT_CORE 0) while main sleeps:
- *      killed by SIGQUIT;
+ *   2. SIGQUIT (default: core dump; RLIMIT_CORE 0 and not dumpable, so
+ *      that no core file nor core_pattern pipe handler is made) while main
+ *      sleeps: killed by SIGQUIT;
  *   3. SIGUSR1 that every thread blocks stays pending and kills nothing;
  *      SIGTERM then does;
  *   4. SIGTERM with a handler: the handler runs, the child exits 0.
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -53,10 +55,16 @@ static void child_sleep(int ready)
 {
 	struct rlimit none = { 0, 0 };
 
+	/*
+	 * RLIMIT_CORE 0 stops a core file, but a core_pattern that pipes to a
+	 * handler (systemd-coredump, apport) still runs it, which can take
+	 * long before the child can be reaped. Not dumpable: no dump at all.
+	 */
 	setrlimit(RLIMIT_CORE, &none);
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	if (write(ready, "r", 1) != 1)
 		_exit(2);
-	sleep(10);
+	sleep(60); /* the parent's SIGQUIT ends it long before */
 	_exit(3);
 }
 
@@ -87,12 +95,15 @@ static void child_handler(int ready)
 	sigaction(SIGTERM, &sa, NULL);
 	if (write(ready, "r", 1) != 1)
 		_exit(2);
-	for (int i = 0; i < 5000 && !got_term; i++)
+	for (int i = 0; i < 20000 && !got_term; i++) /* 20 s: the parent's wait */
 		sleep_ms(1);
 	_exit(got_term ? 0 : 4);
 }
 
-/* Status of the child after it got sigs[0..n) (100 ms apart); -1 if it lived 5 s on. */
+/*
+ * Status of the child after it got sigs[0..n) (200 ms apart); -1 if it
+ * lived 20 s on (generous: a child that ends is reaped at once).
+ */
 static int run(void (*child)(int), const int *sigs, int n, int *alive_between)
 {
 	int p[2];
@@ -121,7 +132,7 @@ static int run(void (*child)(int), const int *sigs, int n, int *alive_between)
 		}
 		kill(pid, sigs[i]);
 	}
-	for (int i = 0; i < 500; i++) {
+	for (int i = 0; i < 2000; i++) {
 		int st;
 		if (waitpid(pid, &st, WNOHANG) == pid)
 			return st;
