@@ -15,7 +15,8 @@
  *      handler runs, the read goes on and returns the byte written later;
  *   8. two threads in sigtimedwait for SIGUSR2: pthread_kill to the second
  *      wakes the second only (the first times out with EAGAIN).
- * Every wait is bounded: a lost signal is a FAIL, not a hang.
+ * Every wait is bounded: a lost signal is a FAIL, not a hang (a thread of
+ * 1 or 4 that no signal ends is left blocked when the program exits).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -63,6 +64,12 @@ static double now_s(void)
 
 static _Atomic int ready;
 
+/* One of steps 1-4: its thread says ready just before its wait, done after it returned. */
+struct step {
+	_Atomic int ready, done;
+	int ok;
+};
+
 /* Spins (sleeping 1 ms) up to 5 s for *v to be set. */
 static int wait_set(_Atomic int *v)
 {
@@ -84,16 +91,17 @@ static void unblock(int sig)
 
 static void *suspender(void *arg)
 {
-	int *ok = arg;
+	struct step *s = arg;
 	sigset_t during, after;
 
 	pthread_sigmask(SIG_SETMASK, NULL, &during);
 	sigdelset(&during, SIGUSR1);
-	atomic_store(&ready, 1);
+	atomic_store(&s->ready, 1);
 	int r = sigsuspend(&during);
 	int err = errno;
 	pthread_sigmask(SIG_SETMASK, NULL, &after);
-	*ok = r == -1 && err == EINTR && tls_hits == 1 && sigismember(&after, SIGUSR1);
+	s->ok = r == -1 && err == EINTR && tls_hits == 1 && sigismember(&after, SIGUSR1);
+	atomic_store(&s->done, 1);
 	return NULL;
 }
 
@@ -101,17 +109,18 @@ static void *suspender(void *arg)
 
 static void *napper(void *arg)
 {
-	int *ok = arg;
+	struct step *s = arg;
 	struct timespec req = { 5, 0 }, rem = { 0, 0 };
 
 	unblock(SIGUSR2);
-	atomic_store(&ready, 1);
+	atomic_store(&s->ready, 1);
 	double t0 = now_s();
 	int r = nanosleep(&req, &rem);
 	int err = errno;
 	double took = now_s() - t0;
-	*ok = r == -1 && err == EINTR && tls_hits == 1 && took < 4.5 &&
-	      (rem.tv_sec > 0 || rem.tv_nsec > 0) && rem.tv_sec < 5;
+	s->ok = r == -1 && err == EINTR && tls_hits >= 1 && took < 4.5 &&
+		(rem.tv_sec > 0 || rem.tv_nsec > 0) && rem.tv_sec < 5;
+	atomic_store(&s->done, 1);
 	return NULL;
 }
 
@@ -121,14 +130,15 @@ static int pfd[2];
 
 static void *reader(void *arg)
 {
-	int *ok = arg;
+	struct step *s = arg;
 	char c;
 
 	unblock(SIGHUP);
-	atomic_store(&ready, 1);
+	atomic_store(&s->ready, 1);
 	ssize_t n = read(pfd[0], &c, 1);
 	int err = errno;
-	*ok = n == -1 && err == EINTR && tls_hits == 1;
+	s->ok = n == -1 && err == EINTR && tls_hits >= 1;
+	atomic_store(&s->done, 1);
 	return NULL;
 }
 
@@ -136,12 +146,13 @@ static void *reader(void *arg)
 
 static void *pauser(void *arg)
 {
-	int *ok = arg;
+	struct step *s = arg;
 
 	unblock(SIGWINCH);
-	atomic_store(&ready, 1);
+	atomic_store(&s->ready, 1);
 	int r = pause();
-	*ok = r == -1 && errno == EINTR && tls_hits == 1;
+	s->ok = r == -1 && errno == EINTR && tls_hits >= 1;
+	atomic_store(&s->done, 1);
 	return NULL;
 }
 
@@ -178,26 +189,59 @@ static void *timed_sigwaiter(void *arg)
 	return (void *)(__INTPTR_TYPE__)(r > 0 ? r : -errno);
 }
 
-/* Runs fn in a thread, lets it block, sends sig (process-wide or to it), joins. */
-static int run_step(void *(*fn)(void *), int sig, int to_thread)
+/*
+ * Runs fn in a thread with s, lets it block, sends sig (process-wide or to
+ * it) until its wait returned (up to 5 s), joins; returns its verdict.
+ *
+ * Sent again every 100 ms when `again`: the threads of 2-4 unblock sig
+ * before they say ready and then wait, so a signal that comes before the
+ * wait runs the handler there, and nanosleep sleeps its 5 s, read and
+ * pause block on. (sigsuspend unblocks sig only in its wait: one signal,
+ * pending until then, does.) One sent again just as the wait returned
+ * may be left pending: sent to the thread (4), it goes with the thread;
+ * sent to the process (2, 3), main takes it here, as a SIGUSR2 left
+ * pending would be taken by 8's first sigwaiter.
+ * When the wait has not returned after 5 s, that is a FAIL: release ends
+ * a read (a byte to read: n is 1); nanosleep ends at its 5 s; a thread in
+ * sigsuspend or pause that no signal ends is not joined but left to exit.
+ */
+static int run_step(struct step *s, void *(*fn)(void *), int sig, int to_thread, int again,
+		    int release)
 {
 	pthread_t t;
-	int ok = 0;
 
-	atomic_store(&ready, 0);
-	if (pthread_create(&t, NULL, fn, &ok)) {
+	if (pthread_create(&t, NULL, fn, s)) {
 		perror("pthread_create");
 		exit(1);
 	}
-	if (!wait_set(&ready))
-		return 0;
+	wait_set(&s->ready);
 	usleep(100000); /* let it get into its wait */
-	if (to_thread)
-		pthread_kill(t, sig);
-	else
-		kill(getpid(), sig);
+	for (int i = 0; i < (again ? 50 : 1) && !atomic_load(&s->done); i++) {
+		if (to_thread)
+			pthread_kill(t, sig);
+		else
+			kill(getpid(), sig);
+		for (int j = 0; j < (again ? 100 : 5000) && !atomic_load(&s->done); j++)
+			usleep(1000);
+	}
+	if (!atomic_load(&s->done)) {
+		fprintf(stderr, "signal %d: the wait did not end within 5 s\n", sig);
+		if (release >= 0 && write(release, "x", 1) != 1)
+			perror("write");
+		wait_set(&s->done); /* nanosleep's own 5 s, the read released */
+	}
+	if (!atomic_load(&s->done)) {
+		pthread_detach(t);
+		return 0;
+	}
 	pthread_join(t, NULL);
-	return ok;
+	sigset_t set;
+	struct timespec zero = { 0, 0 };
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	while (!to_thread && sigtimedwait(&set, NULL, &zero) == sig)
+		; /* a signal sent again after the wait returned, that no thread took */
+	return s->ok;
 }
 
 int main(void)
@@ -221,10 +265,14 @@ int main(void)
 		return 1;
 	}
 
-	result("sigsuspend ends after the handler, old mask back", run_step(suspender, SIGUSR1, 0));
-	result("nanosleep interrupted: EINTR and the time left", run_step(napper, SIGUSR2, 0));
-	result("read interrupted without SA_RESTART: EINTR", run_step(reader, SIGHUP, 0));
-	result("pause ends after pthread_kill's handler", run_step(pauser, SIGWINCH, 1));
+	static struct step steps[4];
+	result("sigsuspend ends after the handler, old mask back",
+	       run_step(&steps[0], suspender, SIGUSR1, 0, 0, -1));
+	result("nanosleep interrupted: EINTR and the time left",
+	       run_step(&steps[1], napper, SIGUSR2, 0, 1, -1));
+	result("read interrupted without SA_RESTART: EINTR",
+	       run_step(&steps[2], reader, SIGHUP, 0, 1, pfd[1]));
+	result("pause ends after pthread_kill's handler", run_step(&steps[3], pauser, SIGWINCH, 1, 1, -1));
 
 	kill(getpid(), SIGTERM); /* blocked everywhere: stays pending */
 	sigset_t pend, want;
