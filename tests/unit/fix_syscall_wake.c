@@ -11,6 +11,9 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,7 +23,7 @@
 struct waker {
 	struct flexsc_queue *q;
 	int wfd;
-	atomic_bool posting; /* the owner is about to enter flexsc_syscall */
+	_Atomic pid_t owner; /* the owner's thread id, set just before it enters flexsc_syscall */
 };
 
 static void nap_ms(long ms)
@@ -31,15 +34,56 @@ static void nap_ms(long ms)
 		;
 }
 
+/* A thread's state letter ('S': asleep) and its voluntary context switches, from /proc. */
+static void task_state(pid_t tid, char *state, long *vcs)
+{
+	char path[64], line[256];
+
+	*state = '?';
+	*vcs = -1;
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)tid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "State:", 6))
+			sscanf(line + 6, " %c", state);
+		else if (!strncmp(line, "voluntary_ctxt_switches:", 24))
+			*vcs = atol(line + 24);
+	}
+	fclose(f);
+}
+
+/*
+ * Until the owner is asleep having switched away more than `after` times
+ * (up to 30 s); returns its count then. No nap can tell that it is: a slow
+ * or preempted owner may still be on its way into the wait.
+ */
+static long owner_asleep(pid_t tid, long after)
+{
+	char state;
+	long vcs;
+
+	for (int i = 0; i < 30000; i++) {
+		task_state(tid, &state, &vcs);
+		if (state == 'S' && vcs > after)
+			return vcs;
+		nap_ms(1);
+	}
+	return -1;
+}
+
 static void *waker_main(void *arg)
 {
 	struct waker *w = arg;
+	pid_t tid;
 
-	while (!atomic_load(&w->posting))
+	while (!(tid = atomic_load(&w->owner)))
 		nap_ms(1);
-	nap_ms(100); /* the read is in flight and its owner asleep by now */
+	long vcs = owner_asleep(tid, -1); /* the read is in flight and its owner asleep */
+	CHECK(vcs >= 0);
 	CHECK_EQ(flexsc_queue_wake(w->q), 0);
-	nap_ms(100); /* the woken owner must go back to waiting */
+	CHECK(owner_asleep(tid, vcs) >= 0); /* the woken owner went back to waiting */
 	CHECK_EQ(write(w->wfd, "x", 1), 1);
 	return NULL;
 }
@@ -61,13 +105,13 @@ int main(void)
 		CHECK_EQ(pipe(p), 0);
 		w.q = q;
 		w.wfd = p[1];
-		atomic_init(&w.posting, false);
+		atomic_init(&w.owner, 0);
 		CHECK_EQ(pthread_create(&t, NULL, waker_main, &w), 0);
 
 		uint64_t args[3] = { (uint64_t)p[0], (uint64_t)(uintptr_t)&c, 1 };
 		struct flexsc_stats before, after;
 		CHECK_EQ(flexsc_queue_stats(q, &before), 0);
-		atomic_store(&w.posting, true);
+		atomic_store(&w.owner, (pid_t)syscall(SYS_gettid));
 		int64_t r = flexsc_syscall(q, SYS_read, 3, args);
 		CHECK_EQ(pthread_join(t, NULL), 0);
 		CHECK_EQ(r, 1);
