@@ -13,28 +13,41 @@ run=$build/flexsc-run
 command -v gdb >/dev/null || { echo "skip: gdb is not installed (make deps-test installs it)"; exit 77; }
 command -v sleep >/dev/null || { echo "skip: no sleep(1)"; exit 77; }
 
-"$run" --cores 0 -- sleep 30 &
+"$run" --cores 0 -- sleep 600 &
 pid=$!
 trap 'kill -KILL $pid 2>/dev/null; wait $pid 2>/dev/null' EXIT
+
+patterns=(
+	'^--- runtime: 1 carriers$' "carrier count"
+	'^carrier 0: tid [0-9]+ cpu 0 sleeping' "line for carrier 0"
+	'^--- uthread 0 "[^"]*": state 2 ' "blocked main user thread"
+	'^#[0-9]+ .*(nanosleep|sleep)' "backtrace into the user thread's sleep"
+	'^#[0-9]+ .* __libc_start_call_main ' "backtrace down to the program's start"
+)
+# all of them seen: sleep may still be starting up when gdb first attaches (so up to 20 tries)
+all_seen() {
+	for ((i = 0; i < ${#patterns[@]}; i += 2)); do
+		grep -Eq "${patterns[i]}" <<<"$out" || return 1
+	done
+}
 out=
-for _ in 1 2 3 4 5 6 7 8 9 10; do
+for _ in $(seq 1 20); do
 	sleep 0.3
 	out=$(timeout 60 gdb -p "$pid" -batch -nx -x "$here/rt-state.gdb" 2>&1)
-	[[ $out == *"--- uthread 0 "* ]] && break
+	if grep -q 'ptrace: Operation not permitted' <<<"$out"; then
+		echo "skip: gdb may not attach here (ptrace: Operation not permitted; see kernel.yama.ptrace_scope)"
+		exit 77
+	fi
+	all_seen && break
 done
 
 fail=0
-want() { # PATTERN WHAT
-	if ! grep -Eq "$1" <<<"$out"; then
-		echo "FAIL: rt-state.gdb printed no $2 (/$1/)"
+for ((i = 0; i < ${#patterns[@]}; i += 2)); do
+	if ! grep -Eq "${patterns[i]}" <<<"$out"; then
+		echo "FAIL: rt-state.gdb printed no ${patterns[i + 1]} (/${patterns[i]}/)"
 		fail=1
 	fi
-}
-want '^--- runtime: 1 carriers$' "carrier count"
-want '^carrier 0: tid [0-9]+ cpu 0 sleeping' "line for carrier 0"
-want '^--- uthread 0 "[^"]*": state 2 ' "blocked main user thread"
-want '^#[0-9]+ .*(nanosleep|sleep)' "backtrace into the user thread's sleep"
-want '^#[0-9]+ .* __libc_start_call_main ' "backtrace down to the program's start"
+done
 if grep -Eq '^(No symbol|There is no member|Cannot access|A syntax error)' <<<"$out"; then
 	echo "FAIL: gdb reported an error:"
 	grep -E '^(No symbol|There is no member|Cannot access|A syntax error)' <<<"$out"
