@@ -49,8 +49,14 @@ TOOL_BIN  := $(TOOL_SRC:tools/%.c=$(B)/%)
 # The preload is not built under a sanitizer: a sanitizer's runtime must be
 # the first object of a process, and user-level context switches would
 # confuse it; the tests that need the preload skip there.
-all: lib $(if $(SANITIZE),,$(RUN_SO)) $(TOOL_BIN) $(TEST_BIN)
+all: lib $(if $(SANITIZE),no-preload,$(RUN_SO)) $(TOOL_BIN) $(TEST_BIN)
 lib: $(LIB_SO)
+
+# One left in a sanitizer's build directory by an older version would be
+# taken for this build's by the tests that need it.
+.PHONY: no-preload
+no-preload:
+	@rm -f $(RUN_SO)
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
