@@ -30,6 +30,12 @@
 
 #define P(x) ((uint64_t)(uintptr_t)(x))
 #define FD FLEXSC_CHAIN_FD
+/*
+ * The bound on each wait for a chain. Generous because it only turns a hang
+ * into a failure (a busy 2-CPU machine, fsync on a disk-backed /tmp, or a
+ * sanitizer can take seconds); a wait ends as soon as the chain is done.
+ */
+#define BOUND_S 30
 
 static char dir[64], file[128], missing[128], out[128], fifo[128];
 static const char content[] = "chained bytes: 0123456789";
@@ -57,7 +63,7 @@ static void uring_ops(struct flexsc_queue *q, uint64_t *u)
 static void run_chain(struct flexsc_queue *q, const struct flexsc_op *ops, unsigned n, int64_t *rets)
 {
 	flexsc_call_t calls[FLEXSC_CHAIN_MAX];
-	struct timespec to = { 10, 0 };
+	struct timespec to = { BOUND_S, 0 };
 
 	CHECK_EQ(flexsc_post_chain(q, ops, n, calls), 0);
 	CHECK_EQ(flexsc_wait_all(q, calls, n, rets, &to), 0);
@@ -171,7 +177,8 @@ static void nonblocking(enum flexsc_engine e, struct flexsc_queue *q)
 	int64_t r[3], want[3] = { 0, -EINPROGRESS, 0 };
 	char buf[8];
 	flexsc_call_t c[3];
-	struct timespec to = { 3, 0 };
+	/* nothing is ever written to the FIFO: a read that waits never ends, even in BOUND_S */
+	struct timespec to = { BOUND_S, 0 };
 
 	CHECK(lfd >= 0);
 	CHECK_EQ(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
@@ -305,7 +312,7 @@ static void many_in_flight(enum flexsc_engine e, struct flexsc_queue *q)
 		{ SYS_pread64, 4, { FD, 0, 5, 0 } },
 		{ SYS_close, 1, { FD } },
 	};
-	struct timespec to = { 10, 0 };
+	struct timespec to = { BOUND_S, 0 };
 
 	for (int i = 0; i < N; i++) {
 		ops[1].args[1] = P(bufs[i]);

@@ -22,6 +22,12 @@
 
 #define P(x) ((uint64_t)(uintptr_t)(x))
 #define IDLE_MS 10
+/*
+ * The bound on each wait for a call or a thread. Generous because it only
+ * turns a hang into a failure: a busy 2-CPU machine or a sanitizer can stall
+ * the polling thread or the owner for seconds. A wait ends once it succeeds.
+ */
+#define BOUND_S 30
 
 static char path[64];
 static unsigned char data[4096];
@@ -68,12 +74,12 @@ static void one_pread(struct flexsc_queue *q, int fd, unsigned off)
 	uint64_t a[4] = { (uint64_t)fd, P(buf), sizeof(buf), off };
 	flexsc_call_t c;
 	int64_t r;
-	struct timespec to = { 2, 0 };
+	struct timespec to = { BOUND_S, 0 };
 
 	CHECK_EQ(flexsc_post(q, SYS_pread64, 4, a, NULL, &c), 0);
 	int err = flexsc_wait_one(q, c, &r, &to);
 	if (err == -ETIME) {
-		fprintf(stderr, "a call posted to an idle SQPOLL ring did not complete in 2 s\n");
+		fprintf(stderr, "a call posted to an idle SQPOLL ring did not complete in %d s\n", BOUND_S);
 		_exit(1);
 	}
 	CHECK_EQ(err, 0);
@@ -86,7 +92,7 @@ static void batch(struct flexsc_queue *q, int fd, unsigned n)
 	static unsigned char bufs[512][8];
 	static flexsc_call_t calls[512];
 	static int64_t rets[512];
-	struct timespec to = { 5, 0 };
+	struct timespec to = { BOUND_S, 0 };
 
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t a[4] = { (uint64_t)fd, P(bufs[i]), 8, (i * 7) % 4000 };
@@ -124,7 +130,7 @@ static void run(enum flexsc_engine eng)
 	t_open(eng, &fx, &q, &cfg);
 	CHECK_EQ(flexsc_engine_in_use(fx), eng);
 	/* the thread names itself once it runs */
-	for (int i = 0; i < 1000 && sqpoll_threads() < 1; i++)
+	for (uint64_t end = now_ms() + BOUND_S * 1000; sqpoll_threads() < 1 && now_ms() < end;)
 		usleep(1000);
 	if (sqpoll_threads() < 1) {
 		fprintf(stderr, "%s: no iou-sqp thread: the queue has no SQPOLL ring\n", flexsc_engine_name(eng));
@@ -171,8 +177,13 @@ static void run(enum flexsc_engine eng)
 	uint64_t a[3] = { (uint64_t)p[0], P(buf), sizeof(buf) };
 	CHECK_EQ(flexsc_post(q, SYS_read, 3, a, NULL, NULL), 0);
 	CHECK_EQ(flexsc_flush(q), 1);
-	CHECK_EQ(pthread_create(&th, NULL, late_writer, NULL), 0);
+	/*
+	 * d0 before the writer starts: its write comes >= 100 ms after d0 however
+	 * the threads are scheduled, so a destroy that waits for the read ends
+	 * >= 100 ms after d0 (>= 50 is checked).
+	 */
 	d0 = now_ms();
+	CHECK_EQ(pthread_create(&th, NULL, late_writer, NULL), 0);
 	CHECK_EQ(flexsc_queue_destroy(q), 0);
 	uint64_t inflight_ms = now_ms() - d0;
 	CHECK_EQ(flexsc_exit(fx), 0);
@@ -214,7 +225,8 @@ int main(void)
 		pid_t pid = fork();
 		CHECK(pid >= 0);
 		if (pid == 0) {
-			alarm(25); /* a hang in destroy or exit ends here, as a failure */
+			/* a hang in destroy or exit ends here, as a failure; above the waits' BOUND_S */
+			alarm(120);
 			run(engines[i]);
 			fflush(NULL);
 			exit(0);

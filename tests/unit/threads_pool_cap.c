@@ -19,7 +19,14 @@ int main(void)
 	char buf[3][8];
 	flexsc_call_t c[3];
 	int64_t r;
-	struct timespec shortw = { 0, 300 * 1000000L }, longw = { 5, 0 };
+	/*
+	 * shortw: a read that must stay waiting, so the wait must time out (a slow
+	 * machine cannot make that fail; only a third thread reading it can);
+	 * longw: reads that must complete, bounded generously since the bound only
+	 * turns a hang into a failure (a busy 2-CPU machine or a sanitizer can
+	 * stall a thread for seconds); a completed read ends the wait at once.
+	 */
+	struct timespec shortw = { 0, 300 * 1000000L }, longw = { 30, 0 };
 
 	flexsc_config_init(&cfg);
 	cfg.threads_per_cpu = 1;

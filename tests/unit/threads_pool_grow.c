@@ -21,14 +21,29 @@ enum { N = 12 };
 
 enum { WAIT, POLL, WAIT0, REAP };
 
-/* Collects call c: blocking, by polling, or by zero-timeout waits; -ETIME after 5 s. */
+/*
+ * The bound on each wait below. Generous because it only turns a hang into
+ * a failure: on a busy 2-CPU machine or under a sanitizer, starting a thread
+ * or waking one can take seconds. Every wait ends as soon as it succeeds.
+ */
+#define BOUND_S 30
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Collects call c: blocking, by polling, or by zero-timeout waits; -ETIME after BOUND_S. */
 static int collect(struct flexsc_queue *q, flexsc_call_t c, int64_t *r, int style)
 {
-	struct timespec to = { 5, 0 }, zero = { 0, 0 };
+	struct timespec to = { BOUND_S, 0 }, zero = { 0, 0 };
+	long long end = now_ms() + BOUND_S * 1000LL;
 
 	if (style == WAIT)
 		return flexsc_wait_one(q, c, r, &to);
-	for (int i = 0; i < 5000; i++) {
+	do {
 		if (style == REAP) {
 			/* only the released read can complete: it is the one reaped */
 			struct flexsc_completion done[4];
@@ -46,7 +61,7 @@ static int collect(struct flexsc_queue *q, flexsc_call_t c, int64_t *r, int styl
 		if (err != -EINPROGRESS && err != -ETIME)
 			return err;
 		ms_sleep(1);
-	}
+	} while (now_ms() < end);
 	return -ETIME;
 }
 
@@ -89,12 +104,12 @@ static int run(unsigned seed, int how, int style)
 	if (how == 0) {
 		CHECK_EQ(flexsc_flush(q), N);
 		/* one batch: the pool grows until every read is blocked in the kernel */
-		for (int k = 0; k < 3000 && pipe_sleepers() < N; k++)
+		for (long long end = now_ms() + BOUND_S * 1000LL; pipe_sleepers() < N && now_ms() < end;)
 			ms_sleep(1);
 		peak = pipe_sleepers();
 		if (peak != N) {
 			fprintf(stderr, "threads_pool_grow: one batch of %d reads: only %d blocked in the "
-					"kernel after 3 s, %d syscall threads\n", N, peak, sys_threads());
+					"kernel after %d s, %d syscall threads\n", N, peak, BOUND_S, sys_threads());
 			_exit(1);
 		}
 	}
@@ -116,9 +131,9 @@ static int run(unsigned seed, int how, int style)
 		int err = collect(q, calls[i], &r, style);
 		if (err == -ETIME) {
 			fprintf(stderr, "threads_pool_grow: read %d (the %d-th released, posting mode %d, "
-					"collect style %d) did not complete in 5 s: stuck behind blocked "
+					"collect style %d) did not complete in %d s: stuck behind blocked "
 					"threads (%d syscall threads)\n",
-				i, k + 1, how, style, sys_threads());
+				i, k + 1, how, style, BOUND_S, sys_threads());
 			_exit(1);
 		}
 		CHECK_EQ(err, 0);
@@ -137,6 +152,9 @@ static int run(unsigned seed, int how, int style)
 		close(p[i][1]);
 	}
 	t_close(fx, q);
+	/* joined threads may stay listed in /proc/self/task while the kernel reaps them */
+	for (long long end = now_ms() + BOUND_S * 1000LL; sys_threads() != 0 && now_ms() < end;)
+		ms_sleep(1);
 	CHECK_EQ(sys_threads(), 0);
 	return threads;
 }
