@@ -23,8 +23,10 @@
 #
 # --conns and --seconds override the connection counts and the measured
 # duration; --out NAME writes results/NAME.jsonl instead of http.jsonl.
-# --demo is `make demo`'s part: --quick (64 and 1024 connections, one 2+6 s
-# run each for NPTL and flexsc, about 40 s in all), no waiting for quiet
+# --demo is `make demo`'s part: --quick with 3 reps (64 and 1024
+# connections, three 2+6 s runs each for NPTL and flexsc, which goes first
+# alternating, medians; about 2 min: one run each swung the headline ratio
+# from 1.2x to 1.8x between fresh machines), no waiting for quiet
 # unless FLEXSC_BENCH_IDLE_WAIT says so, results/demo-http.jsonl, and a
 # short headline table with the flexsc/NPTL ratios instead of the full one.
 #
@@ -76,7 +78,7 @@ ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
 if [ $quick = 1 ]; then
 	conns_list="64 1024" warm=2 dur=6 runtimes="nptl flexsc"
-	reps=${reps:-1}
+	reps=${reps:-$([ $demo = 1 ] && echo 3 || echo 1)}
 else
 	conns_list="64 256 1024 4096" warm=3 dur=15 runtimes="nptl flexsc flexsc-sc1"
 	reps=${reps:-3}
