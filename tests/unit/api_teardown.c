@@ -24,13 +24,6 @@
 
 #define BOUND_S 30
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static bool io_uring_worker(const char *tid)
 {
 	char path[300], comm[64] = "";
@@ -94,11 +87,11 @@ static void expect_threads(int want, const char *what)
 	const struct timespec ms = { 0, 1000000L };
 	int n = 0, named = 0;
 
-	for (long long end = now_ms() + BOUND_S * 1000LL;;) {
+	for (uint64_t end = t_now_ms() + BOUND_S * 1000u;;) {
 		n = count_threads(&named);
 		if (n == want && named == 0)
 			return;
-		if (now_ms() >= end)
+		if (t_now_ms() >= end)
 			break;
 		nanosleep(&ms, NULL);
 	}
@@ -151,8 +144,8 @@ int main(void)
 	CHECK_EQ(pthread_create(&t, NULL, note_tid, &tid), 0);
 	CHECK_EQ(pthread_join(t, NULL), 0);
 	snprintf(path, sizeof(path), "/proc/self/task/%d", (int)tid);
-	for (long long end = now_ms() + BOUND_S * 1000LL; access(path, F_OK) == 0;) {
-		CHECK(now_ms() < end);
+	for (uint64_t end = t_now_ms() + BOUND_S * 1000u; access(path, F_OK) == 0;) {
+		CHECK(t_now_ms() < end);
 		nanosleep(&(struct timespec){ 0, 1000000L }, NULL);
 	}
 	int threads0 = count_threads(NULL), fds0 = count_fds();

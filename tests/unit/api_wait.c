@@ -185,14 +185,6 @@ static void timeouts(struct flexsc_queue *q)
 	close(p[0]), close(p[1]);
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
-}
-
 /*
  * Calls flexsc_wait until it counts n done, uncollected calls. Each answer
  * must be between 1 and n; the count must reach n once all n are done (a
@@ -201,11 +193,11 @@ static uint64_t now_ms(void)
 static void wait_done(struct flexsc_queue *q, int n)
 {
 	const struct timespec ts = { 10, 0 };
-	uint64_t give_up = now_ms() + 20000;
+	uint64_t give_up = t_now_ms() + 20000;
 	int got;
 
 	while ((got = flexsc_wait(q, &ts)) != n) {
-		if (got < 1 || got > n || now_ms() > give_up) {
+		if (got < 1 || got > n || t_now_ms() > give_up) {
 			fprintf(stderr, "flexsc_wait returned %d, expected %d done calls\n", got, n);
 			exit(1);
 		}

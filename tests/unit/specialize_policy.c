@@ -11,6 +11,7 @@
  *   5. the load changes: remote better for a while, then local again.
  * The policy is a pure function; this file includes it.
  */
+#define _GNU_SOURCE /* testutil.h needs POSIX clocks */
 #include <stdio.h>
 
 #include "testutil.h"

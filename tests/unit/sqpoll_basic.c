@@ -32,13 +32,6 @@
 static char path[64];
 static unsigned char data[4096];
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static int sqpoll_threads(void)
 {
 	DIR *d = opendir("/proc/self/task");
@@ -130,19 +123,19 @@ static void run(enum flexsc_engine eng)
 	t_open(eng, &fx, &q, &cfg);
 	CHECK_EQ(flexsc_engine_in_use(fx), eng);
 	/* the thread names itself once it runs */
-	for (uint64_t end = now_ms() + BOUND_S * 1000; sqpoll_threads() < 1 && now_ms() < end;)
+	for (uint64_t end = t_now_ms() + BOUND_S * 1000; sqpoll_threads() < 1 && t_now_ms() < end;)
 		usleep(1000);
 	if (sqpoll_threads() < 1) {
 		fprintf(stderr, "%s: no iou-sqp thread: the queue has no SQPOLL ring\n", flexsc_engine_name(eng));
 		_exit(1);
 	}
 
-	uint64_t t0 = now_ms(), worst = 0;
+	uint64_t t0 = t_now_ms(), worst = 0;
 	for (unsigned i = 0; i < 10; i++) {
-		uint64_t s = now_ms();
+		uint64_t s = t_now_ms();
 		one_pread(q, fd, i * 100);
-		if (now_ms() - s > worst)
-			worst = now_ms() - s;
+		if (t_now_ms() - s > worst)
+			worst = t_now_ms() - s;
 		usleep(3 * IDLE_MS * 1000); /* the SQPOLL thread goes to sleep */
 	}
 	for (unsigned i = 0; i < 8; i++) {
@@ -163,9 +156,9 @@ static void run(enum flexsc_engine eng)
 	}
 	CHECK(flexsc_flush(q) >= 0); /* the time bound may have flushed some already */
 	usleep(3 * IDLE_MS * 1000);
-	uint64_t d0 = now_ms();
+	uint64_t d0 = t_now_ms();
 	t_close(fx, q);
-	uint64_t destroy_ms = now_ms() - d0;
+	uint64_t destroy_ms = t_now_ms() - d0;
 
 	/* a read still blocked when the queue is destroyed: destroy waits for it */
 	int p[2];
@@ -182,10 +175,10 @@ static void run(enum flexsc_engine eng)
 	 * the threads are scheduled, so a destroy that waits for the read ends
 	 * >= 100 ms after d0 (>= 50 is checked).
 	 */
-	d0 = now_ms();
+	d0 = t_now_ms();
 	CHECK_EQ(pthread_create(&th, NULL, late_writer, NULL), 0);
 	CHECK_EQ(flexsc_queue_destroy(q), 0);
-	uint64_t inflight_ms = now_ms() - d0;
+	uint64_t inflight_ms = t_now_ms() - d0;
 	CHECK_EQ(flexsc_exit(fx), 0);
 	pthread_join(th, NULL);
 	CHECK(!memcmp(buf, "late", 4));
@@ -197,7 +190,7 @@ static void run(enum flexsc_engine eng)
 	       "%llu calls via io_uring; destroy %llu ms, destroy with a blocked read %llu ms; total %llu ms\n",
 	       flexsc_engine_name(eng), (unsigned long long)worst,
 	       (unsigned long long)(10 + 8 * 64 + 2 * 500), (unsigned long long)destroy_ms,
-	       (unsigned long long)inflight_ms, (unsigned long long)(now_ms() - t0));
+	       (unsigned long long)inflight_ms, (unsigned long long)(t_now_ms() - t0));
 }
 
 int main(void)

@@ -2,7 +2,8 @@
 /*
  * Shared by the test programs: one executable per behaviour; exit 0 pass,
  * 1 fail, 77 skip (the machine lacks a feature). tests/run.sh runs each
- * with a timeout and prints the summary line.
+ * with a timeout and prints the summary line. A program that includes
+ * this defines _GNU_SOURCE before any include.
  */
 #ifndef FX_TESTUTIL_H
 #define FX_TESTUTIL_H
@@ -10,11 +11,22 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include <flexsc/flexsc.h>
 
 #define T_SKIP 77
+
+/* CLOCK_MONOTONIC in milliseconds: for bounds on waits */
+static inline uint64_t t_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
 
 #define CHECK(cond)                                                                   \
 	do {                                                                          \

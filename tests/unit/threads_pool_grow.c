@@ -28,18 +28,11 @@ enum { WAIT, POLL, WAIT0, REAP };
  */
 #define BOUND_S 30
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Collects call c: blocking, by polling, or by zero-timeout waits; -ETIME after BOUND_S. */
 static int collect(struct flexsc_queue *q, flexsc_call_t c, int64_t *r, int style)
 {
 	struct timespec to = { BOUND_S, 0 }, zero = { 0, 0 };
-	long long end = now_ms() + BOUND_S * 1000LL;
+	uint64_t end = t_now_ms() + BOUND_S * 1000u;
 
 	if (style == WAIT)
 		return flexsc_wait_one(q, c, r, &to);
@@ -61,7 +54,7 @@ static int collect(struct flexsc_queue *q, flexsc_call_t c, int64_t *r, int styl
 		if (err != -EINPROGRESS && err != -ETIME)
 			return err;
 		ms_sleep(1);
-	} while (now_ms() < end);
+	} while (t_now_ms() < end);
 	return -ETIME;
 }
 
@@ -104,7 +97,7 @@ static int run(unsigned seed, int how, int style)
 	if (how == 0) {
 		CHECK_EQ(flexsc_flush(q), N);
 		/* one batch: the pool grows until every read is blocked in the kernel */
-		for (long long end = now_ms() + BOUND_S * 1000LL; pipe_sleepers() < N && now_ms() < end;)
+		for (uint64_t end = t_now_ms() + BOUND_S * 1000u; pipe_sleepers() < N && t_now_ms() < end;)
 			ms_sleep(1);
 		peak = pipe_sleepers();
 		if (peak != N) {
@@ -153,7 +146,7 @@ static int run(unsigned seed, int how, int style)
 	}
 	t_close(fx, q);
 	/* joined threads may stay listed in /proc/self/task while the kernel reaps them */
-	for (long long end = now_ms() + BOUND_S * 1000LL; sys_threads() != 0 && now_ms() < end;)
+	for (uint64_t end = t_now_ms() + BOUND_S * 1000u; sys_threads() != 0 && t_now_ms() < end;)
 		ms_sleep(1);
 	CHECK_EQ(sys_threads(), 0);
 	return threads;
