@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Writes the version script of libflexsc-run.so: it exports exactly the
 # functions src/preload/*.c marks FX_PUBLIC, plus the libc wrappers of the
-# library (credentials, socket timeouts), and nothing else. The version
+# library (socket timeouts, descriptor flags), and nothing else. The version
 # node is anonymous: a program's versioned references
 # (pthread_create@GLIBC_2.34) bind only to unversioned interposers.
 set -eu
@@ -11,8 +11,7 @@ cd "$(dirname "$0")/.."
 	echo "{"
 	echo "	global:"
 	grep -ho 'FX_PUBLIC [^(]*(' src/preload/*.c | sed -E 's/.*[ *]([A-Za-z_0-9]+)\($/\t\t\1;/' | sort -u
-	echo "		setuid; setgid; seteuid; setegid; setreuid; setregid;"
-	echo "		setresuid; setresgid; setgroups; capset; prctl; syscall; setsockopt;"
+	echo "		setsockopt;"
 	echo "		fcntl; fcntl64; ioctl; dup2; dup3; close_range;"
 	echo "	local:"
 	echo "		*;"

@@ -145,13 +145,12 @@ FX_EXPORT int flexsc_register(struct flexsc **out, const struct flexsc_config *c
 	/* 200 us: a cached stat takes ~1 us; tests set 0 to make every one "slow" */
 	const char *slow = getenv("FLEXSC_QUICK_SLOW_NS");
 	fx->quick_slow_ns = slow ? strtoull(slow, NULL, 10) : 200 * 1000ull;
-	fx_creds_probe_seccomp();
 
 	if (fx->engine == FLEXSC_ENGINE_AUTO || fx->engine == FLEXSC_ENGINE_URING) {
 		fx_uring_probe(fx);
 		if (!fx->uring_ok) {
 			fx_warn(fx, "%s; using %s instead",
-				atomic_load(&fx_seccomp_state) != FX_SECCOMP_NONE
+				fx_seccomp_filtered()
 					? "a seccomp filter is installed and io_uring would bypass it"
 					: "io_uring is unavailable here",
 				fx->engine == FLEXSC_ENGINE_AUTO ? "syscall threads" : "synchronous calls");

@@ -13,6 +13,8 @@
 
 #include <flexsc/flexsc.h>
 
+#include "core/identity.h"
+
 #define FX_EXPORT __attribute__((visibility("default")))
 #define fx_likely(x) __builtin_expect(!!(x), 1)
 #define fx_unlikely(x) __builtin_expect(!!(x), 0)
@@ -77,6 +79,16 @@ struct fx_tq {
 	_Alignas(FX_CACHELINE) _Atomic uint32_t cq_head;
 	/* read on every completion, written only when the owner goes to sleep */
 	_Alignas(FX_CACHELINE) struct fx_wake wake;
+	/*
+	 * Who the owner was at its last flush (core/identity.c), under id_lock;
+	 * id_stamp[idx] is the id_seq a call was flushed with. A syscall thread
+	 * runs a call only while it is that same identity itself.
+	 */
+	_Alignas(FX_CACHELINE) _Atomic int id_lock;
+	uint32_t id_seq;    /* 0: none recorded yet */
+	int owner_tid;
+	struct fx_identity owner_id;
+	uint32_t *id_stamp; /* written by the owner before it publishes the index */
 	/* set while attached, read-only meanwhile */
 	struct flexsc_entry *entries;
 	const uint16_t *link;
@@ -117,8 +129,7 @@ struct flexsc_queue {
 	struct fx_wake own_wake;
 	struct fx_wake *wake;  /* &tq->wake or &own_wake */
 	_Atomic bool kicked;   /* flexsc_queue_wake was called */
-	uint32_t creds_gen;    /* credential generation the ring's personality carries */
-	bool ring_off;         /* the ring can no longer follow credentials: unused */
+	bool filtered;         /* the owner is under a seccomp filter: every call runs on it (identity.c) */
 	bool to_threads;       /* posted calls go to the syscall threads, not the ring (fx_queue_to_threads) */
 	uint64_t quick_off_until; /* quick calls do not run in place before (queue.c) */
 	bool dead;             /* the instance was torn down */
@@ -175,24 +186,12 @@ void fx_queue_to_threads(struct flexsc_queue *q, bool on);
 
 /* the owner's side of completion (src/core/queue.c) */
 void fx_queue_complete(struct flexsc_queue *q, unsigned idx, int64_t ret);
+/* Runs an entry (or its chain) on the owner now and completes it. */
+void fx_queue_run_here(struct flexsc_queue *q, unsigned idx);
 int fx_queue_harvest(struct flexsc_queue *q);
 int fx_queue_init_entries(struct flexsc_queue *q, unsigned pages);
 void fx_queue_free_entries(struct flexsc_queue *q);
 
-/* credentials and seccomp (src/core/creds.c) */
-enum { FX_SECCOMP_NONE = 0, FX_SECCOMP_ALL_THREADS = 1, FX_SECCOMP_CALLER_ONLY = 2 };
-extern _Atomic uint32_t fx_creds_gen;
-extern _Atomic uint32_t fx_seccomp_state;
-void fx_creds_apply_if_stale(uint32_t *seen_gen);
-void fx_creds_probe_seccomp(void);
-
-/*
- * Set by the M-on-N runtime (src/threads/kstate.c): per-thread kernel state
- * it keeps per user thread. syscall() (and prctl(), as nr SYS_prctl with
- * the option in args[0]) ask it first; true: it took the call, the result
- * or -errno is in *ret. NULL without the runtime.
- */
-extern bool (*fx_thread_state_call)(long nr, const long *args, long *ret);
 
 /* descriptors with socket timeouts io_uring would ignore (src/core/sockopt.c) */
 extern _Atomic bool fx_fd_marks_used;

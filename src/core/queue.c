@@ -154,15 +154,10 @@ int fx_queue_harvest(struct flexsc_queue *q)
 	return n;
 }
 
-/*
- * Seccomp: io_uring never consults the process's filters, so no call goes
- * through a ring once one is installed; syscall threads carry a filter only
- * if it was installed on every thread (TSYNC).
- */
+/* A filtered owner hands no call to the ring (identity.c): it would bypass the filter. */
 static bool ring_allowed(const struct flexsc_queue *q)
 {
-	return q->ring && !q->ring_off && !q->to_threads &&
-	       atomic_load_explicit(&fx_seccomp_state, memory_order_relaxed) == FX_SECCOMP_NONE;
+	return q->ring && !q->filtered && !q->to_threads;
 }
 
 void fx_queue_to_threads(struct flexsc_queue *q, bool on)
@@ -176,8 +171,7 @@ static enum fx_route fallback_route(const struct flexsc_queue *q)
 {
 	enum flexsc_engine eng = q->fx->engine;
 
-	if ((eng == FLEXSC_ENGINE_AUTO || eng == FLEXSC_ENGINE_THREADS) && q->tq &&
-	    atomic_load_explicit(&fx_seccomp_state, memory_order_relaxed) != FX_SECCOMP_CALLER_ONLY)
+	if ((eng == FLEXSC_ENGINE_AUTO || eng == FLEXSC_ENGINE_THREADS) && q->tq && !q->filtered)
 		return FX_ROUTE_THREAD;
 	return FX_ROUTE_SYNC;
 }
@@ -234,10 +228,11 @@ static enum fx_route route_for(const struct flexsc_queue *q, const struct fx_sys
 		return FX_ROUTE_LOCAL;
 	if (!chain_fd && (fx_call_cannot_block(e) || quick_in_place(q, e)))
 		return FX_ROUTE_LOCAL;
+	/* namespaces: no other task is in the caller's for sure, an SQPOLL thread included */
 	if ((eng == FLEXSC_ENGINE_AUTO || eng == FLEXSC_ENGINE_URING) && ring_allowed(q) &&
-	    fx_uring_can(q->fx, e, chain_fd))
+	    fx_uring_can(q->fx, e, chain_fd) && !((d->dep & FX_DEP_NS) && q->fx->cfg.sqpoll))
 		return FX_ROUTE_URING;
-	return fallback_route(q);
+	return (d->dep & FX_DEP_NS) ? FX_ROUTE_SYNC : fallback_route(q);
 }
 
 static unsigned take_entry(struct flexsc_queue *q, long sysnum, unsigned nargs,
@@ -348,7 +343,7 @@ static void chain_complete(void *q, unsigned idx, int64_t ret)
 }
 
 /* Runs after the remote engines got their batch, so they work meanwhile. */
-static void run_sync(struct flexsc_queue *q, unsigned idx)
+void fx_queue_run_here(struct flexsc_queue *q, unsigned idx)
 {
 	if (q->slots[idx].chain_len)
 		fx_chain_run(q->entries, q->link, idx, chain_complete, q);
@@ -381,6 +376,41 @@ static void mark_inflight(struct flexsc_queue *q, unsigned idx)
 	}
 }
 
+/*
+ * The hand-over check (identity.c), made at every flush that sends calls
+ * away from the owner, with the kernel's answers of this moment: a
+ * filtered owner runs them all itself (io_uring bypasses its filter, and
+ * another task is not under it), and so does an owner an SQPOLL ring would
+ * not run them as; calls for the syscall threads carry the owner's
+ * identity, which those threads compare with their own.
+ */
+static void check_identity(struct flexsc_queue *q, unsigned n)
+{
+	bool ring = false, threads = false;
+
+	for (unsigned i = 0; i < n; i++) {
+		ring |= q->slots[q->pending[i]].route == FX_ROUTE_URING;
+		threads |= q->slots[q->pending[i]].route == FX_ROUTE_THREAD;
+	}
+	if (!ring && !threads)
+		return;
+	struct fx_identity id;
+	bool sqpoll = ring && q->fx->cfg.sqpoll;
+	if (threads || sqpoll)
+		fx_identity_read(&id);
+	else
+		id.seccomp = fx_seccomp_filtered();
+	q->filtered |= id.seccomp != 0; /* a task never loses a filter */
+	bool ring_ok = !q->filtered && (!sqpoll || fx_uring_runs_as(q, &id));
+	if (threads && !q->filtered)
+		fx_threads_identity(q, &id, (int)fx_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0));
+	for (unsigned i = 0; i < n; i++) {
+		struct fx_slot *s = &q->slots[q->pending[i]];
+		if ((s->route == FX_ROUTE_URING && !ring_ok) || (s->route == FX_ROUTE_THREAD && q->filtered))
+			s->route = FX_ROUTE_SYNC;
+	}
+}
+
 FX_EXPORT int flexsc_flush(struct flexsc_queue *q)
 {
 	int err = check_alive(q);
@@ -390,8 +420,7 @@ FX_EXPORT int flexsc_flush(struct flexsc_queue *q)
 		return err;
 	if (n == 0)
 		return 0;
-	if (q->ring)
-		fx_uring_sync_creds(q);
+	check_identity(q, n);
 	if (q->order_scratch)
 		fx_order_batch(q->pending, n, q->entries, q->fx->cfg.flags, q->order_scratch);
 	for (unsigned i = 0; i < n; i++) {
@@ -419,7 +448,7 @@ FX_EXPORT int flexsc_flush(struct flexsc_queue *q)
 		fx_threads_commit(q);
 	q->npending = 0;
 	for (unsigned i = 0; i < nsync; i++)
-		run_sync(q, q->pending[i]);
+		fx_queue_run_here(q, q->pending[i]);
 	count_batch(q, n);
 	return (int)n;
 }

@@ -17,6 +17,14 @@
  *           numbered but unimplemented calls are LOCAL too: they fail with
  *           ENOSYS at once, and there is nothing to offload.
  *
+ * Who runs a delegated call: every call is taken to depend on the caller's
+ * credentials, seccomp filters, descriptor table and fs context, which
+ * are compared at each hand-over (core/identity.c). dep marks what that
+ * comparison does not cover: FX_DEP_NS, the caller's network, IPC or UTS
+ * namespace (socket creation, System V and POSIX message IPC, host
+ * names), which is per thread; such a call runs on the caller, through its
+ * own io_uring or synchronously, never on another thread.
+ *
  * Two THREAD calls depend on the caller through one of their operations,
  * which the code that posts them must look at: futex (FUTEX_LOCK_PI and
  * friends store or check the caller's TID) and close_range (with
@@ -105,8 +113,14 @@
 
 #define U(nm, n, op) \
 	{ .name = #nm, .cls = FLEXSC_CLASS_URING, .nargs = n, .uring_op = op }
+#define UN(nm, n, op) \
+	{ .name = #nm, .cls = FLEXSC_CLASS_URING, .nargs = n, .uring_op = op, .dep = FX_DEP_NS }
 #define T(nm, n) \
 	{ .name = #nm, .cls = FLEXSC_CLASS_THREAD, .nargs = n, .uring_op = FX_NO_OPCODE }
+/* THREAD, but what it does depends on the caller's network, IPC or UTS namespace */
+#define TN(nm, n) \
+	{ .name = #nm, .cls = FLEXSC_CLASS_THREAD, .nargs = n, .uring_op = FX_NO_OPCODE, \
+	  .dep = FX_DEP_NS }
 #define L(nm, n, reason) \
 	{ .name = #nm, .cls = FLEXSC_CLASS_LOCAL, .nargs = n, .uring_op = FX_NO_OPCODE, \
 	  .why = reason }
@@ -158,9 +172,9 @@ const struct fx_sysdesc fx_systab[FX_NR_SYSCALLS] = {
 	[__NR_msync] = T(msync, 3),
 	[__NR_mincore] = T(mincore, 3),
 	[__NR_madvise] = U(madvise, 3, IORING_OP_MADVISE),
-	[__NR_shmget] = T(shmget, 3),
-	[__NR_shmat] = T(shmat, 3),
-	[__NR_shmctl] = T(shmctl, 3),
+	[__NR_shmget] = TN(shmget, 3),
+	[__NR_shmat] = TN(shmat, 3),
+	[__NR_shmctl] = TN(shmctl, 3),
 	[__NR_dup] = T(dup, 1),
 	[__NR_dup2] = T(dup2, 2),
 	[__NR_pause] = L(pause, 0, "waits for a signal to the calling thread"),
@@ -170,7 +184,7 @@ const struct fx_sysdesc fx_systab[FX_NR_SYSCALLS] = {
 	[__NR_setitimer] = T(setitimer, 3),
 	[__NR_getpid] = T(getpid, 0),
 	[__NR_sendfile] = T(sendfile, 4),
-	[__NR_socket] = U(socket, 3, IORING_OP_SOCKET),
+	[__NR_socket] = UN(socket, 3, IORING_OP_SOCKET),
 	[__NR_connect] = U(connect, 3, IORING_OP_CONNECT),
 	[__NR_accept] = U(accept, 3, IORING_OP_ACCEPT),
 	[__NR_sendto] = U(sendto, 6, IORING_OP_SEND),
@@ -182,7 +196,7 @@ const struct fx_sysdesc fx_systab[FX_NR_SYSCALLS] = {
 	[__NR_listen] = U(listen, 2, FX_IORING_OP_LISTEN),
 	[__NR_getsockname] = T(getsockname, 3),
 	[__NR_getpeername] = T(getpeername, 3),
-	[__NR_socketpair] = T(socketpair, 4),
+	[__NR_socketpair] = TN(socketpair, 4),
 	[__NR_setsockopt] = T(setsockopt, 5),
 	[__NR_getsockopt] = T(getsockopt, 5),
 	[__NR_clone] = L(clone, 5, WHY_CLONE),
@@ -192,15 +206,15 @@ const struct fx_sysdesc fx_systab[FX_NR_SYSCALLS] = {
 	[__NR_exit] = L(exit, 1, "ends the calling thread"),
 	[__NR_wait4] = T(wait4, 4),
 	[__NR_kill] = T(kill, 2),
-	[__NR_uname] = T(uname, 1),
-	[__NR_semget] = T(semget, 3),
-	[__NR_semop] = T(semop, 3),
-	[__NR_semctl] = T(semctl, 4),
-	[__NR_shmdt] = T(shmdt, 1),
-	[__NR_msgget] = T(msgget, 2),
-	[__NR_msgsnd] = T(msgsnd, 4),
-	[__NR_msgrcv] = T(msgrcv, 5),
-	[__NR_msgctl] = T(msgctl, 3),
+	[__NR_uname] = TN(uname, 1),
+	[__NR_semget] = TN(semget, 3),
+	[__NR_semop] = TN(semop, 3),
+	[__NR_semctl] = TN(semctl, 4),
+	[__NR_shmdt] = TN(shmdt, 1),
+	[__NR_msgget] = TN(msgget, 2),
+	[__NR_msgsnd] = TN(msgsnd, 4),
+	[__NR_msgrcv] = TN(msgrcv, 5),
+	[__NR_msgctl] = TN(msgctl, 3),
 	[__NR_fcntl] = T(fcntl, 3),
 	[__NR_flock] = T(flock, 2),
 	[__NR_fsync] = U(fsync, 1, IORING_OP_FSYNC),
@@ -299,8 +313,8 @@ const struct fx_sysdesc fx_systab[FX_NR_SYSCALLS] = {
 	[__NR_swapon] = T(swapon, 2),
 	[__NR_swapoff] = T(swapoff, 1),
 	[__NR_reboot] = T(reboot, 4),
-	[__NR_sethostname] = T(sethostname, 2),
-	[__NR_setdomainname] = T(setdomainname, 2),
+	[__NR_sethostname] = TN(sethostname, 2),
+	[__NR_setdomainname] = TN(setdomainname, 2),
 	[__NR_iopl] = L(iopl, 1, WHY_IOPORT),
 	[__NR_ioperm] = L(ioperm, 3, WHY_IOPORT),
 	[__NR_create_module] = N(create_module),
@@ -349,7 +363,7 @@ const struct fx_sysdesc fx_systab[FX_NR_SYSCALLS] = {
 	[__NR_getdents64] = T(getdents64, 3),
 	[__NR_set_tid_address] = L(set_tid_address, 1, "sets the calling thread's clear_child_tid"),
 	[__NR_restart_syscall] = L(restart_syscall, 0, "restarts the caller's interrupted call"),
-	[__NR_semtimedop] = T(semtimedop, 4),
+	[__NR_semtimedop] = TN(semtimedop, 4),
 	[__NR_fadvise64] = U(fadvise64, 4, IORING_OP_FADVISE),
 	[__NR_timer_create] = L(timer_create, 3, "CPU-time clocks may name the calling thread"),
 	[__NR_timer_settime] = T(timer_settime, 4),
@@ -369,8 +383,8 @@ const struct fx_sysdesc fx_systab[FX_NR_SYSCALLS] = {
 	[__NR_mbind] = T(mbind, 6),
 	[__NR_set_mempolicy] = L(set_mempolicy, 3, WHY_MEMPOL),
 	[__NR_get_mempolicy] = L(get_mempolicy, 5, WHY_MEMPOL),
-	[__NR_mq_open] = T(mq_open, 4),
-	[__NR_mq_unlink] = T(mq_unlink, 1),
+	[__NR_mq_open] = TN(mq_open, 4),
+	[__NR_mq_unlink] = TN(mq_unlink, 1),
 	[__NR_mq_timedsend] = T(mq_timedsend, 5),
 	[__NR_mq_timedreceive] = T(mq_timedreceive, 5),
 	[__NR_mq_notify] = T(mq_notify, 2),

@@ -25,7 +25,10 @@ struct fx_sysdesc {
 	uint8_t nargs;      /* arguments the kernel reads */
 	uint8_t uring_op;   /* IORING_OP_* serving it (cls == URING), else FX_NO_OPCODE */
 	const char *why;    /* cls == LOCAL: why it must run on the calling thread */
+	uint8_t dep;        /* FX_DEP_*: what ties it to the caller beyond the hand-over check */
 };
+
+#define FX_DEP_NS 1 /* the caller's network, IPC or UTS namespace: never another thread */
 
 extern const struct fx_sysdesc fx_systab[FX_NR_SYSCALLS];
 

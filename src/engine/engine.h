@@ -27,7 +27,8 @@ int fx_uring_commit(struct flexsc_queue *q);
 int fx_uring_harvest(struct flexsc_queue *q);
 int fx_uring_sleep(struct flexsc_queue *q, const struct timespec *rel);
 int fx_uring_cancel(struct flexsc_queue *q, unsigned idx);
-void fx_uring_sync_creds(struct flexsc_queue *q);
+/* Whether the ring runs calls as a caller with identity id (always, without SQPOLL). */
+bool fx_uring_runs_as(struct flexsc_queue *q, const struct fx_identity *id);
 
 /* syscall threads (src/engine/threads.c) */
 int fx_pool_create(struct flexsc *fx);
@@ -35,6 +36,8 @@ void fx_pool_destroy(struct fx_pool *pool);
 void fx_pool_forget(struct fx_pool *pool);
 int fx_pool_attach(struct fx_pool *pool, struct flexsc_queue *q);
 void fx_pool_detach(struct flexsc_queue *q);
+/* Records who the owner (task tid) is at this flush; the calls added after it carry it. */
+void fx_threads_identity(struct flexsc_queue *q, const struct fx_identity *id, int tid);
 void fx_threads_add(struct flexsc_queue *q, unsigned idx);
 void fx_threads_commit(struct flexsc_queue *q);
 int fx_threads_harvest(struct flexsc_queue *q);

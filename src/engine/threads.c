@@ -74,7 +74,6 @@ struct worker {
 	_Atomic uint32_t run_idx;
 	int cpu;           /* -1: not pinned */
 	int partner_cpu;   /* the owner of the last queue served was there */
-	uint32_t creds_seen;
 };
 
 static bool tq_has_work(struct fx_tq *tq)
@@ -159,12 +158,65 @@ static void chain_done(void *ctx, unsigned idx, int64_t ret)
 	fx_wake_up(&tq->wake);
 }
 
-/*
- * Runs one entry (or chain) that this thread popped and reports it; under
- * the same claim it pops the next one, which it returns (or FX_NIL).
- */
-static unsigned execute(struct worker *w, struct fx_tq *tq, unsigned idx)
+static void id_lock(struct fx_tq *tq)
 {
+	int free = 0;
+
+	while (!atomic_compare_exchange_weak_explicit(&tq->id_lock, &free, 1, memory_order_acquire,
+						      memory_order_relaxed)) {
+		free = 0;
+		_mm_pause();
+	}
+}
+
+static void id_unlock(struct fx_tq *tq)
+{
+	atomic_store_explicit(&tq->id_lock, 0, memory_order_release);
+}
+
+/*
+ * Whether this thread is now who tq's owner was at its last flush: the
+ * same identity, read from the kernel on this thread, and the same
+ * descriptor table and fs context as the owner's task. Returns the
+ * identity's id_seq (the calls stamped with it may run here), or 0.
+ */
+static uint32_t runs_as_owner(struct fx_tq *tq)
+{
+	struct fx_identity mine;
+
+	fx_identity_read(&mine);
+	id_lock(tq);
+	uint32_t seq = fx_identity_same(&mine, &tq->owner_id) ? tq->id_seq : 0;
+	int tid = tq->owner_tid;
+	id_unlock(tq);
+	return seq && fx_shares_context(tid) ? seq : 0;
+}
+
+/*
+ * A call flushed by somebody this thread is not: its owner runs it (and
+ * the rest of its chain) itself when it harvests it (core/identity.c).
+ */
+static unsigned refuse(struct fx_tq *tq, unsigned idx)
+{
+	report(tq, idx, FX_RET_REFUSED);
+	claim(tq);
+	push_completion(tq, idx);
+	unsigned next = pop_submission(tq);
+	unclaim(tq);
+	fx_wake_up(&tq->wake);
+	return next;
+}
+
+/*
+ * Runs one entry (or chain) that this thread popped and reports it, if it
+ * was flushed with identity seq (0: none); under the same claim it pops the
+ * next one, which it returns (or FX_NIL).
+ */
+static unsigned execute(struct worker *w, struct fx_tq *tq, unsigned idx, uint32_t seq)
+{
+	if (fx_unlikely(!seq || tq->id_stamp[idx] != seq))
+		return refuse(tq, idx);
+
 	struct fx_pool *pool = w->pool;
 	uint32_t busy = atomic_fetch_add(&pool->busy, 1) + 1;
 	unsigned next;
@@ -191,7 +243,6 @@ static unsigned execute(struct worker *w, struct fx_tq *tq, unsigned idx)
 		atomic_fetch_add(&pool->work_seq, 1);
 		fx_futex_wake(&pool->work_seq, 1);
 	}
-	fx_creds_apply_if_stale(&w->creds_seen);
 	if (tq->link[idx] != FX_NIL) {
 		/* the chain's later entries are published with op 0: they are ours */
 		for (unsigned i = tq->link[idx]; i != FX_NIL; i = tq->link[i])
@@ -241,8 +292,9 @@ static bool serve(struct worker *w)
 		if (idx == FX_NIL)
 			continue;
 		w->partner_cpu = atomic_load_explicit(&tq->owner_cpu, memory_order_relaxed);
+		uint32_t seq = runs_as_owner(tq);
 		while (idx != FX_NIL)
-			idx = execute(w, tq, idx); /* drain this queue while it has work: locality */
+			idx = execute(w, tq, idx, seq); /* drain this queue while it has work: locality */
 		ran = true;
 	}
 	return ran;
@@ -283,12 +335,6 @@ static void *worker_main(void *arg)
 		}
 	}
 	fx_raw_syscall6(SYS_prctl, PR_SET_NAME, (long)"flexsc-sys", 0, 0, 0, 0);
-	/*
-	 * A thread started after a credential change inherits its starter's
-	 * credentials, which may be stale: it takes the snapshot (if any)
-	 * before its first call.
-	 */
-	w->creds_seen = 0;
 	atomic_store(&w->tid, (int)fx_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0));
 	if (pool->fx->cfg.interrupt_signal) {
 		uint64_t sig = 1ull << (pool->fx->cfg.interrupt_signal - 1);
@@ -457,6 +503,7 @@ void fx_pool_forget(struct fx_pool *pool)
 			close(tq->wake.fd);
 		free(tq->sq);
 		free(tq->cq);
+		free(tq->id_stamp);
 		free(tq);
 	}
 	free(pool->threads);
@@ -489,11 +536,14 @@ int fx_pool_attach(struct fx_pool *pool, struct flexsc_queue *q)
 	if (!err && tq->cap < size) {
 		uint16_t *sq = realloc(tq->sq, size * sizeof(uint16_t));
 		uint16_t *cq = sq ? realloc(tq->cq, size * sizeof(uint16_t)) : NULL;
+		uint32_t *stamp = cq ? realloc(tq->id_stamp, size * sizeof(uint32_t)) : NULL;
 		if (sq)
 			tq->sq = sq;
 		if (cq)
 			tq->cq = cq;
-		if (!sq || !cq) {
+		if (stamp)
+			tq->id_stamp = stamp;
+		if (!sq || !cq || !stamp) {
 			tq->next_free = pool->free_tqs;
 			pool->free_tqs = tq;
 			err = -ENOMEM;
@@ -510,6 +560,7 @@ int fx_pool_attach(struct fx_pool *pool, struct flexsc_queue *q)
 		atomic_store(&tq->cq_head, 0);
 		atomic_store(&tq->cq_tail, 0);
 		atomic_store(&tq->wake.sleep, FX_SLEEP_NONE);
+		tq->id_seq = 0; /* a new owner: nothing runs before its first flush records it */
 		for (unsigned s = 0; s < FX_POOL_SLOTS; s++) {
 			if (!atomic_load(&pool->slots[s])) {
 				/* release: the rings' reset above is visible to a thread that finds tq */
@@ -544,10 +595,27 @@ void fx_pool_detach(struct flexsc_queue *q)
 	q->tq = NULL;
 }
 
+void fx_threads_identity(struct flexsc_queue *q, const struct fx_identity *id, int tid)
+{
+	struct fx_tq *tq = q->tq;
+
+	/* only the owner writes these: its own unlocked read races with nobody's write */
+	if (tq->id_seq && tq->owner_tid == tid && memcmp(&tq->owner_id, id, sizeof(*id)) == 0)
+		return;
+	id_lock(tq);
+	tq->owner_id = *id;
+	tq->owner_tid = tid;
+	if (++tq->id_seq == 0)
+		tq->id_seq = 1;
+	id_unlock(tq);
+}
+
 void fx_threads_add(struct flexsc_queue *q, unsigned idx)
 {
 	struct fx_tq *tq = q->tq;
 	uint32_t t = atomic_load_explicit(&tq->sq_tail, memory_order_relaxed);
+
+	tq->id_stamp[idx] = tq->id_seq;
 
 	/* relaxed atomic: a thread's prefetch in execute may read the slot meanwhile */
 	__atomic_store_n(&tq->sq[t & tq->mask], (uint16_t)idx, __ATOMIC_RELAXED);
@@ -591,7 +659,11 @@ int fx_threads_harvest(struct flexsc_queue *q)
 
 	for (; h != t; h++, n++) {
 		unsigned idx = tq->cq[h & tq->mask];
-		fx_queue_complete(q, idx, tq->entries[idx].ret);
+		int64_t ret = tq->entries[idx].ret;
+		if (fx_unlikely(ret == FX_RET_REFUSED))
+			fx_queue_run_here(q, idx);
+		else
+			fx_queue_complete(q, idx, ret);
 	}
 	atomic_store_explicit(&tq->cq_head, h, memory_order_release);
 	return n;

@@ -15,10 +15,16 @@
  * bits and so on do not, and take the fallback route). The result must be
  * bit for bit what the system call would return.
  *
- * Credentials: an SQPOLL thread keeps its creator's; after a change the
- * owner registers a personality (its current credentials) and every later
- * SQE carries it. Without SQPOLL the submitter's current credentials
- * apply, inline and in io-wq workers alike.
+ * Who runs the calls (core/identity.c): without SQPOLL the submitting
+ * owner, whose current credentials, descriptors and fs context apply,
+ * inline and in io-wq workers alike. An SQPOLL thread runs them with its
+ * creator's credentials, or those of the personality an SQE carries, and
+ * with the descriptor table and fs context it shared with its creator.
+ * So the ring keeps the identity its SQEs carry, and fx_uring_runs_as, at
+ * each flush, either finds the owner the same, or
+ * registers the owner's current credentials as the personality every
+ * later SQE carries (the kernel takes them from the owner itself), or
+ * says no: then the owner runs the batch itself.
  *
  * Calls that wait for a descriptor, as a POLL_ADD linked to a timeout at
  * the call's deadline when it has one; the entry completes once both
@@ -78,6 +84,8 @@ struct fx_uring {
 	bool direct;           /* a sparse table of direct descriptors, one slot per entry */
 	bool wake_armed;       /* an eventfd read is in flight */
 	unsigned personality;  /* 0: the creator's credentials are current */
+	int sq_anchor;         /* SQPOLL: the context anchor its owner shared at creation, or -1 */
+	struct fx_identity sq_id; /* SQPOLL: the identity its SQEs run with */
 	uint64_t wake_buf;
 	union fx_uring_scratch *scratch; /* one per entry */
 };
@@ -98,9 +106,8 @@ void fx_uring_probe(struct flexsc *fx)
 		if (p->ops[op].flags & IO_URING_OP_SUPPORTED)
 			fx->uring_ops[op / 8] |= (uint8_t)(1u << (op % 8));
 	io_uring_free_probe(p);
-	fx->uring_ok = true;
-	if (atomic_load(&fx_seccomp_state) != FX_SECCOMP_NONE)
-		fx->uring_ok = false; /* io_uring would bypass the filter; flexsc_register says so */
+	/* io_uring would bypass the caller's filter; flexsc_register says so */
+	fx->uring_ok = !fx_seccomp_filtered();
 }
 
 int fx_uring_create(struct flexsc_queue *q)
@@ -143,13 +150,21 @@ int fx_uring_create(struct flexsc_queue *q)
 		return err;
 	}
 	r->sqpoll = c->sqpoll;
+	if (r->sqpoll) {
+		fx_identity_read(&r->sq_id);
+		r->sq_anchor = fx_context_anchor();
+		if (!fx_shares_context(r->sq_anchor)) {
+			r->sq_anchor = -1;
+			fx_warn(q->fx, "this thread has a descriptor table or fs context of its own, "
+				       "which an SQPOLL thread may not follow; its calls run on it");
+		}
+	}
 	unsigned workers[2] = { c->iowq_max_workers, c->iowq_max_workers };
 	io_uring_register_iowq_max_workers(&r->ring, workers);
 	/* without it (RLIMIT_NOFILE below the entries, say) descriptor-passing chains go elsewhere */
 	r->direct = io_uring_register_files_sparse(&r->ring, q->nentries) == 0;
 	if (!q->tq && q->own_wake.fd < 0)
 		q->own_wake.fd = eventfd(0, EFD_CLOEXEC); /* blocking: the armed read must wait */
-	q->creds_gen = atomic_load(&fx_creds_gen);
 	q->ring = r;
 	return 0;
 }
@@ -825,24 +840,32 @@ int fx_uring_cancel(struct flexsc_queue *q, unsigned idx)
 	return 0;
 }
 
-/* SQPOLL only: make later SQEs carry the owner's current credentials. */
-void fx_uring_sync_creds(struct flexsc_queue *q)
+/*
+ * Whether the ring runs calls as an owner with identity id (read on the
+ * owner just now): always without SQPOLL; with it, if the owner still
+ * shares the descriptor table and fs context it had when it made the ring
+ * (those of the process: kcmp against the context anchor), and the SQEs
+ * carry its credentials, registering them as a new personality if they
+ * changed.
+ */
+bool fx_uring_runs_as(struct flexsc_queue *q, const struct fx_identity *id)
 {
 	struct fx_uring *r = q->ring;
-	uint32_t gen = atomic_load_explicit(&fx_creds_gen, memory_order_relaxed);
 
-	if (!r->sqpoll || q->creds_gen == gen)
-		return;
-	int id = io_uring_register_personality(&r->ring);
-	if (id < 0) {
-		/* cannot follow the change: no more calls through this ring */
-		fx_warn(q->fx, "cannot register the new credentials with io_uring (%s); "
-			       "this queue stops using io_uring", strerror(-id));
-		q->ring_off = true;
-	} else {
-		if (r->personality)
-			io_uring_unregister_personality(&r->ring, (int)r->personality);
-		r->personality = (unsigned)id;
-	}
-	q->creds_gen = gen;
+	if (!r->sqpoll)
+		return true;
+	if (r->sq_anchor < 0 || id->seccomp || id->ngroups < 0 || !fx_shares_context(r->sq_anchor))
+		return false;
+	if (fx_identity_same(id, &r->sq_id))
+		return true;
+	if (id->personality != r->sq_id.personality)
+		return false; /* not part of a personality; nothing reads it through a ring anyway */
+	int pid = io_uring_register_personality(&r->ring);
+	if (pid < 0)
+		return false;
+	if (r->personality)
+		io_uring_unregister_personality(&r->ring, (int)r->personality);
+	r->personality = (unsigned)pid;
+	r->sq_id = *id;
+	return true;
 }

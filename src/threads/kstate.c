@@ -28,8 +28,7 @@
  *    pthread_create, as the kernel does); the main uthread's also renames
  *    the process.
  * They reach here from the interposed sigaltstack (preload/signal.c), and
- * from libflexsc's syscall() and prctl() wrappers (core/creds.c) through
- * fx_thread_state_call.
+ * from the preload's syscall() and prctl() wrappers (preload/syscall.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -95,7 +94,6 @@ void fx_kstate_start(struct fx_carrier *c0, struct fx_uthread *main_u)
 		main_u->has_altstack = true;
 		c0->alt_owner = main_u;
 	}
-	fx_thread_state_call = fx_kstate_call;
 }
 
 static long robust_call(struct fx_carrier *c, struct fx_uthread *u, long nr, const long *a)

@@ -15,10 +15,13 @@
  * for the next burst. Only the excess pays: below 4,096 blocked calls per
  * carrier nothing here runs.
  *
- * Safety as for syscall threads: overflow threads are NPTL threads, so
- * glibc's set*id broadcasts reach them, and before each call they take the
- * library's credential snapshot (raw set*id calls). Under a seccomp filter
- * that may not cover them, calls run on the carrier, synchronously.
+ * Safety as for syscall threads (core/identity.c): the carrier hands over
+ * its identity as the kernel reports it, and the overflow thread runs the
+ * call only if its own, read from the kernel just before, is the same and
+ * it shares the carrier's descriptor table and fs context; else it gives
+ * the call back (FX_RET_REFUSED) and the uthread makes it directly on its
+ * carrier, which then blocks. A carrier under a seccomp filter hands over
+ * nothing.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -78,7 +81,6 @@ static struct fx_uthread *take(void)
 
 static void *overflow_main(void *arg)
 {
-	uint32_t creds_seen = 0; /* takes the snapshot, if any, before its first call */
 	int tid = (int)fx_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
 	uint64_t interrupt = 1ull << (FX_SIG_INTERRUPT - 1);
 
@@ -100,7 +102,10 @@ static void *overflow_main(void *arg)
 			continue;
 		}
 		pool_unlock();
-		fx_creds_apply_if_stale(&creds_seen);
+		struct fx_identity mine;
+		fx_identity_read(&mine);
+		bool same = fx_identity_same(&mine, u->overflow_caller) &&
+			    fx_shares_context(u->overflow_caller_tid);
 		/*
 		 * seq_cst store, then load: against pthread_cancel's store of the
 		 * request and fx_overflow_interrupt's load of the tid, one of the
@@ -109,7 +114,8 @@ static void *overflow_main(void *arg)
 		 * threads (docs/threads.md).
 		 */
 		atomic_store(&u->overflow_tid, tid);
-		long r = fx_cancel_pending(u) || (atomic_load(&u->sigpending) & ~u->sigmask) ? -EINTR :
+		long r = !same ? FX_RET_REFUSED :
+			 fx_cancel_pending(u) || (atomic_load(&u->sigpending) & ~u->sigmask) ? -EINTR :
 			fx_raw_syscall6(u->overflow_nr, (long)u->overflow_args[0], (long)u->overflow_args[1],
 					(long)u->overflow_args[2], (long)u->overflow_args[3],
 					(long)u->overflow_args[4], (long)u->overflow_args[5]);
@@ -123,10 +129,13 @@ static void *overflow_main(void *arg)
 	return NULL;
 }
 
-int fx_overflow_submit(struct fx_uthread *u, long nr, const uint64_t *args)
+int fx_overflow_submit(struct fx_uthread *u, long nr, const uint64_t *args,
+		       const struct fx_identity *caller)
 {
-	if (atomic_load(&fx_seccomp_state) == FX_SECCOMP_CALLER_ONLY)
+	if (caller->seccomp)
 		return -EPERM;
+	u->overflow_caller = caller;
+	u->overflow_caller_tid = (int)fx_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
 	pool_lock();
 	bool need = pool.queued + 1 > pool.idle;
 	if (need) {

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 struct fx_uthread;
+struct fx_identity;
 
 /*
  * Hands u's call to an overflow thread; u must be parked in FX_U_OVERFLOW
@@ -13,7 +14,8 @@ struct fx_uthread;
  * Returns 0, -EPERM under a seccomp filter that may not cover the pool's
  * threads, or -EAGAIN/-ENOMEM when no thread exists and none can start.
  */
-int fx_overflow_submit(struct fx_uthread *u, long nr, const uint64_t *args);
+int fx_overflow_submit(struct fx_uthread *u, long nr, const uint64_t *args,
+		       const struct fx_identity *caller);
 /* Makes u's call, if an overflow thread runs it now, return -EINTR. */
 void fx_overflow_interrupt(struct fx_uthread *u);
 /* In a fork child: the pool is empty. */

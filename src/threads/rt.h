@@ -81,6 +81,8 @@ struct fx_uthread {
 	long overflow_nr;           /* its call, handed to an overflow thread (FX_U_OVERFLOW) */
 	uint64_t overflow_args[FLEXSC_MAX_ARGS];
 	_Atomic int overflow_tid;   /* the overflow thread running that call, or 0 */
+	const struct fx_identity *overflow_caller; /* who the carrier was at the hand-over (on u's stack) */
+	int overflow_caller_tid;
 	char name[16];
 	int id;
 	cpu_set_t *affinity;        /* set by pthread_setaffinity_np: reported back, no effect on placement */

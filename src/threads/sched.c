@@ -640,6 +640,7 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 		return fx_raw_syscall6(nr, (long)args[0], (long)args[1], (long)args[2],
 				       (long)args[3], (long)args[4], (long)args[5]);
 	struct fx_uthread *self = c->current;
+	struct fx_identity caller; /* handed to an overflow thread: lives while self waits */
 	flexsc_call_t call;
 	int64_t r;
 
@@ -658,7 +659,8 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 		if (err == -EAGAIN) {
 			/* every entry holds a blocked call: this one must not block the carrier */
 			atomic_store(&self->state, FX_U_OVERFLOW); /* seq_cst: see the check below */
-			err = fx_overflow_submit(self, nr, args);
+			fx_identity_read(&caller);
+			err = fx_overflow_submit(self, nr, args, &caller);
 			if (err)
 				atomic_store_explicit(&self->state, FX_U_RUNNING, memory_order_relaxed);
 			else
@@ -688,6 +690,9 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 			fx_interrupt(self);
 		fx_block();
 		r = self->sysret;
+		if (fx_unlikely(r == FX_RET_REFUSED)) /* not the overflow thread's to run: here, then */
+			return fx_raw_syscall6(nr, (long)args[0], (long)args[1], (long)args[2],
+					       (long)args[3], (long)args[4], (long)args[5]);
 		if ((r != -EINTR && r != -ECANCELED) || fx_cancel_pending(self))
 			return r;
 		/*

@@ -332,6 +332,23 @@ static bool t_quick_call(long nr)
 	return nr == SYS_newfstatat || nr == SYS_fstat || nr == SYS_statx;
 }
 
+/*
+ * Calls whose meaning depends on the caller's network, IPC or UTS
+ * namespace, which is per thread (namespaces(7)): no other thread may run
+ * them, so where io_uring does not take them they run on the caller.
+ */
+static bool t_ns_call(long nr)
+{
+	switch (nr) {
+	case SYS_socket: case SYS_socketpair: case SYS_uname: case SYS_sethostname:
+	case SYS_setdomainname: case SYS_shmget: case SYS_shmat: case SYS_shmctl: case SYS_shmdt:
+	case SYS_semget: case SYS_semop: case SYS_semctl: case SYS_semtimedop: case SYS_msgget:
+	case SYS_msgsnd: case SYS_msgrcv: case SYS_msgctl: case SYS_mq_open: case SYS_mq_unlink:
+		return true;
+	}
+	return false;
+}
+
 static const char *t_route_check(enum flexsc_engine eng, long nr, char exp, bool usup,
 				 const struct flexsc_stats *b, const struct flexsc_stats *a)
 {
@@ -349,9 +366,11 @@ static const char *t_route_check(enum flexsc_engine eng, long nr, char exp, bool
 		ok = l == 1;
 	else switch (eng) {
 	case FLEXSC_ENGINE_SYNC: ok = s == 1; break;
-	case FLEXSC_ENGINE_THREADS: ok = t == 1; break;
+	case FLEXSC_ENGINE_THREADS: ok = t_ns_call(nr) ? s == 1 : t == 1; break;
 	case FLEXSC_ENGINE_URING: ok = exp == 'U' ? u == 1 : exp == 'A' ? u + s == 1 : s == 1; break;
-	default: ok = exp == 'U' ? u == 1 : exp == 'A' ? u + t == 1 : t == 1; break;
+	default:
+		ok = exp == 'U' ? u == 1 : t_ns_call(nr) ? u + s == 1 : exp == 'A' ? u + t == 1 : t == 1;
+		break;
 	}
 	if (ok) {
 		t_sh->uring_calls += (unsigned)u;
