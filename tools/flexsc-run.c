@@ -57,7 +57,7 @@ static void usage(FILE *f)
 		   "                        set-user-ID or other secure execution) is not run, exit code 2;\n"
 		   "                        a process whose runtime cannot start exits with code 122\n"
 		   "LIST is like 0,2-3. FLEXSC_RAN_FILE=PATH: every process whose runtime starts appends\n"
-		   "\"PID EXECUTABLE\" to PATH.\n");
+		   "\"PID EXECUTABLE\" to PATH (made absolute here).\n");
 }
 
 static int die(const char *fmt, const char *arg)
@@ -362,6 +362,15 @@ int main(int argc, char **argv)
 		unsetenv("FLEXSC_STATS");
 	if (require)
 		setenv("FLEXSC_REQUIRE", "1", 1);
+	/* absolute, so that a process that changes directory appends to the same file */
+	const char *ran = getenv("FLEXSC_RAN_FILE");
+	char cwd[PATH_MAX], *abs;
+	if (ran && *ran && *ran != '/' && getcwd(cwd, sizeof(cwd))) {
+		if (asprintf(&abs, "%s/%s", cwd, ran) < 0)
+			return 2;
+		setenv("FLEXSC_RAN_FILE", abs, 1);
+		free(abs);
+	}
 	append_env("LD_PRELOAD", preload, ':');
 	append_env("GLIBC_TUNABLES", "glibc.pthread.rseq=0", ':');
 
