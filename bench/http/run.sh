@@ -155,8 +155,8 @@ start_server() { # runtime log
 	local rt=$1 log=$2
 	case $rt in
 	nptl) nice -n "$nice_v" taskset -c 0 "$tmp/server" --port "$port" --quit >"$log" 2>&1 & ;;
-	flexsc) nice -n "$nice_v" taskset -c 0 "$tmp/flexsc-run" --cores 0 --stats -- "$tmp/server" --port "$port" --quit >"$log" 2>&1 & ;;
-	flexsc-sc1) nice -n "$nice_v" "$tmp/flexsc-run" --cores 0 --syscall-cores 1 --stats -- "$tmp/server" --port "$port" --quit >"$log" 2>&1 & ;;
+	flexsc) nice -n "$nice_v" taskset -c 0 "$tmp/flexsc-run" --require --cores 0 --stats -- "$tmp/server" --port "$port" --quit >"$log" 2>&1 & ;;
+	flexsc-sc1) nice -n "$nice_v" "$tmp/flexsc-run" --require --cores 0 --syscall-cores 1 --stats -- "$tmp/server" --port "$port" --quit >"$log" 2>&1 & ;;
 	esac
 	server_pid=$!
 	for _ in $(seq 100); do # 10 s

@@ -58,7 +58,13 @@ check() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; r
 
 # Uid: line of a process -> "real effective saved fs"
 uids() { awk '$1 == "Uid:" {print $2, $3, $4, $5}' "/proc/$1/status" 2>/dev/null; }
-has_rt() { [ "$RT" = nptl ] || grep -q libflexsc-run "/proc/$1/maps" 2>/dev/null; }
+# under the runtime: the preload mapped, and for the server itself (the one
+# exec'ed by flexsc-run --require) the runtime's line in FLEXSC_RAN_FILE
+has_rt() {
+	[ "$RT" = nptl ] && return 0
+	grep -q libflexsc-run "/proc/$1/maps" 2>/dev/null || return 1
+	[ "$1" != "$SERVER_PID" ] || grep -q "^$1 " "$sv_tmp/ran"
+}
 gone() { # PIDs...: none of them alive as what we started (a zombie counts as gone)
 	local p st
 	for p in "$@"; do

@@ -91,10 +91,10 @@ run() {
 }
 common=(--reps "$reps" --ms "$ms")
 run nptl all "$tmp/switch" --label nptl "${common[@]}"
-run flexsc condvar_same_cpu,yield_same_cpu "$tmp/flexsc-run" --cores 0 -- "$tmp/switch" --label flexsc \
+run flexsc condvar_same_cpu,yield_same_cpu "$tmp/flexsc-run" --require --cores 0 -- "$tmp/switch" --label flexsc \
 	--tests condvar_same_cpu,yield_same_cpu "${common[@]}"
 run floor floor taskset -c 0 "$tmp/floor"
-run flexsc condvar_cross_cpu "$tmp/flexsc-run" --cores 0,1 -- "$tmp/switch" --label flexsc \
+run flexsc condvar_cross_cpu "$tmp/flexsc-run" --require --cores 0,1 -- "$tmp/switch" --label flexsc \
 	--tests condvar_cross_cpu "${common[@]}"
 
 /usr/bin/python3 - "$jsonl" <<'EOF'

@@ -4,12 +4,22 @@
  * constructor, before the program's own, so even a program that never
  * creates a thread makes its blocking calls exception-less; --stats prints
  * the counters at exit.
+ *
+ * When the runtime cannot start, the program runs on plain NPTL with a
+ * warning, unless FLEXSC_REQUIRE is set (flexsc-run --require): then the
+ * process exits at once with FX_EXIT_NO_RUNTIME. When it starts and
+ * FLEXSC_RAN_FILE names a file, one line is appended to it, so that a test
+ * can tell that the runtime really ran, in every process of a tree.
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "preload/real.h"
 
@@ -27,6 +37,45 @@ bool fx_sync_ours(void)
 	return v == 1;
 }
 
+bool fx_rt_required(void)
+{
+	const char *v = getenv("FLEXSC_REQUIRE");
+
+	return v && *v && strcmp(v, "0");
+}
+
+/*
+ * FLEXSC_RAN_FILE: appends "PID EXECUTABLE\n" in one write (O_APPEND, so
+ * the lines of concurrent processes do not mix). Raw system calls: the
+ * runtime is up, and the interposed ones would be posted. A file that
+ * cannot be written is reported, and fatal under FLEXSC_REQUIRE: a check
+ * that reads it would otherwise fail without saying why.
+ */
+static void ran_mark(void)
+{
+	const char *path = getenv("FLEXSC_RAN_FILE");
+	char exe[PATH_MAX], line[PATH_MAX + 32];
+
+	if (!path || !*path)
+		return;
+	long n = fx_raw_syscall6(SYS_readlink, (long)"/proc/self/exe", (long)exe, sizeof(exe) - 1, 0, 0, 0);
+	if (n < 0)
+		n = 0;
+	exe[n] = 0;
+	int len = snprintf(line, sizeof(line), "%d %s\n", (int)getpid(), n ? exe : program_invocation_name);
+	long fd = fx_raw_syscall6(SYS_openat, AT_FDCWD, (long)path,
+				  O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666, 0, 0);
+	long w = fd < 0 ? fd : fx_raw_syscall6(SYS_write, fd, (long)line, len, 0, 0, 0);
+	if (fd >= 0)
+		fx_raw_syscall6(SYS_close, fd, 0, 0, 0, 0, 0);
+	if (w != len) {
+		fprintf(stderr, "flexsc-run: %s: cannot write FLEXSC_RAN_FILE %s (%s)\n", program_invocation_name,
+			path, w < 0 ? strerror((int)-w) : "short write");
+		if (fx_rt_required())
+			_exit(FX_EXIT_NO_RUNTIME);
+	}
+}
+
 __attribute__((constructor(101))) static void preload_start(void)
 {
 	/* syscall threads are kernel threads, whatever pthread_create means to the program */
@@ -35,11 +84,22 @@ __attribute__((constructor(101))) static void preload_start(void)
 	int err = fx_rt_start();
 
 	if (err) {
-		fprintf(stderr, "flexsc-run: the runtime cannot run here (%s); running on plain NPTL\n",
-			err == -ENOTSUP ? "the CPU or kernel lacks FSGSBASE" : strerror(-err));
+		const char *why = err == -ENOTSUP ? "the CPU or kernel lacks FSGSBASE"
+				  : err == -EINVAL ? "a FLEXSC_* variable holds a value it cannot use"
+						   : strerror(-err);
+		if (fx_rt_required()) {
+			fprintf(stderr, "flexsc-run: %s: the runtime cannot run here (%s), and FLEXSC_REQUIRE "
+					"is set (flexsc-run --require): exiting with status %d instead of "
+					"running on plain NPTL\n",
+				program_invocation_name, why, FX_EXIT_NO_RUNTIME);
+			_exit(FX_EXIT_NO_RUNTIME);
+		}
+		fprintf(stderr, "flexsc-run: %s: the runtime cannot run here (%s); running on plain NPTL\n",
+			program_invocation_name, why);
 		return;
 	}
 	fx_rt_active = true;
+	ran_mark();
 }
 
 __attribute__((destructor)) static void preload_stats(void)

@@ -175,6 +175,14 @@ extern struct fx_carrier **fx_carriers;
 extern unsigned fx_ncarriers;
 extern struct flexsc *fx_rt_instance;
 int fx_rt_start(void);
+/*
+ * The exit status of a process whose runtime cannot start while
+ * FLEXSC_REQUIRE is set (flexsc-run --require), instead of running on
+ * plain NPTL: not one a shell or flexsc-run gives (126, 127, 2) or a signal.
+ */
+#define FX_EXIT_NO_RUNTIME 122
+/* FLEXSC_REQUIRE is set, and not to "" or "0" */
+bool fx_rt_required(void);
 int fx_rt_after_fork_child(void);
 void fx_rt_start_carriers(void);
 void fx_block(void);

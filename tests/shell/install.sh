@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make install into a scratch DESTDIR, then build a program against the
 # installed headers and library with pkg-config, run it, and run a program
-# under the installed flexsc-run.
+# under the installed flexsc-run --require (its runtime must start: a
+# FLEXSC_RAN_FILE line).
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 [ -n "${FLEXSC_BUILD:-}" ] || { echo "FLEXSC_BUILD is not set"; exit 1; }
@@ -45,6 +46,9 @@ export PKG_CONFIG_PATH="$dest$prefix/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$des
 cc "$dest/prog.c" -o "$dest/prog" $(pkg-config --cflags --libs flexsc) -Wl,-rpath,"$dest$prefix/lib" || exit 1
 out=$("$dest/prog") || { echo "installed library: program failed"; exit 1; }
 [ "$out" = ok ] || { echo "installed library: $out"; exit 1; }
-out=$("$dest$prefix/bin/flexsc-run" -- /bin/echo under-flexsc-run) || { echo "installed flexsc-run failed"; exit 1; }
+out=$(FLEXSC_RAN_FILE=$dest/ran "$dest$prefix/bin/flexsc-run" --require -- /bin/echo under-flexsc-run) ||
+	{ echo "installed flexsc-run failed"; exit 1; }
 [ "$out" = under-flexsc-run ] || { echo "installed flexsc-run printed '$out'"; exit 1; }
+grep -q " $(readlink -f /bin/echo)\$" "$dest/ran" 2>/dev/null ||
+	{ echo "installed flexsc-run: the runtime did not run in echo (FLEXSC_RAN_FILE: '$(cat "$dest/ran" 2>/dev/null)')"; exit 1; }
 echo "installed: library, headers, pkg-config, man pages, flexsc-run; a program built with pkg-config runs"

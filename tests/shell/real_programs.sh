@@ -7,6 +7,9 @@
 #  - stress-ng's thread stressors, one run each: --pthread 4, --mutex 4,
 #    --futex 4, --sem 4, with --verify, -t 5s and --metrics-brief; exit 0
 #    (-v too: its debug lines tell how a stressor process ended).
+# Every run passes --require and FLEXSC_RAN_FILE, which must then hold a
+# line for the program (pigz twice, stress-ng at least once): a run without
+# the runtime fails.
 # A missing tool is installed with apt-get when this runs as root; if that
 # is impossible, skip (77). Logs: $FLEXSC_BUILD/real-programs/.
 # Exit 0 pass, 1 fail, 77 skip.
@@ -64,38 +67,45 @@ data=$out/data
 awk 'BEGIN { s = 1; for (i = 0; i < 250000; i++) { s = (s * 1103515245 + 12345) % 2147483648;
 	printf "%07d %08x %s %d\n", i, s, (s % 3 ? "flexsc-threads" : "exception-less"), s % 977 } }' >"$data"
 want=$(sha256sum <"$data" | cut -d' ' -f1)
+# runs EXE FILE: the number of FLEXSC_RAN_FILE lines in FILE for EXE (a name on PATH)
+runs() { grep -c " $(readlink -f "$(type -P "$1")")\$" "$2" 2>/dev/null; }
+
 declare -A cfgs=([default]="" [cores0]="--cores 0" [threads]="--engine threads")
 for cfg in default cores0 threads; do
-	gz=$out/data.$cfg.gz back=$out/data.$cfg.back log=$out/pigz.$cfg.log
+	gz=$out/data.$cfg.gz back=$out/data.$cfg.back log=$out/pigz.$cfg.log ran=$out/pigz.$cfg.ran
 	: >"$log"
 	# shellcheck disable=SC2086
-	timeout -k 5 60 "$run" ${cfgs[$cfg]} -- pigz -p 8 -c "$data" >"$gz" 2>>"$log"
+	FLEXSC_RAN_FILE=$ran timeout -k 5 60 "$run" --require ${cfgs[$cfg]} -- pigz -p 8 -c "$data" >"$gz" 2>>"$log"
 	c=$?
 	# shellcheck disable=SC2086
-	timeout -k 5 60 "$run" ${cfgs[$cfg]} -- pigz -p 8 -d -c "$gz" >"$back" 2>>"$log"
+	FLEXSC_RAN_FILE=$ran timeout -k 5 60 "$run" --require ${cfgs[$cfg]} -- pigz -p 8 -d -c "$gz" >"$back" 2>>"$log"
 	d=$?
 	got=$(sha256sum <"$back" | cut -d' ' -f1)
 	plain=$(gzip -dc <"$gz" 2>>"$log" | sha256sum | cut -d' ' -f1)
-	echo "compress exit $c, decompress exit $d, sha256 $got (want $want), gzip -d of it $plain" >>"$log"
+	n=$(runs pigz "$ran")
+	echo "compress exit $c, decompress exit $d, sha256 $got (want $want), gzip -d of it $plain, runtime started in ${n:-0} of 2 pigz runs" >>"$log"
 	ok=0
-	[ $c = 0 ] && [ $d = 0 ] && [ "$got" = "$want" ] && [ "$plain" = "$want" ] && ok=1
-	result $ok "pigz -p 8 round trip, flexsc-run ${cfgs[$cfg]:-(default)}: compress $c, decompress $d, sha256 $([ "$got" = "$want" ] && echo same || echo DIFFERS)" "$log"
+	[ $c = 0 ] && [ $d = 0 ] && [ "$got" = "$want" ] && [ "$plain" = "$want" ] && [ "${n:-0}" = 2 ] && ok=1
+	result $ok "pigz -p 8 round trip, flexsc-run --require ${cfgs[$cfg]:-(default)}: compress $c, decompress $d, sha256 $([ "$got" = "$want" ] && echo same || echo DIFFERS), runtime in ${n:-0} of 2" "$log"
 done
 
 # ---- stress-ng ----
 work=$out/stress-ng-tmp
 mkdir -p "$work"
 for s in pthread mutex futex sem; do
-	log=$out/stress-ng.$s.log
+	log=$out/stress-ng.$s.log ran=$out/stress-ng.$s.ran
 	# -v: stress-ng then says how a stressor process ended (its failure
 	# reports alone blame "corrupted counters" when a stressor crashed)
-	(cd "$work" && timeout -k 5 90 "$run" -- stress-ng --"$s" 4 --verify -t 5s --metrics-brief \
-		-v --temp-path "$work") >"$log" 2>&1
+	(cd "$work" && FLEXSC_RAN_FILE=$ran timeout -k 5 90 "$run" --require -- stress-ng --"$s" 4 --verify \
+		-t 5s --metrics-brief -v --temp-path "$work") >"$log" 2>&1
 	rc=$?
 	why="exit $rc"
 	[ $rc = 124 ] && why="timed out after 90s"
-	grep -E 'fail:|error:|terminated on signal|unsuccessful' "$log" >"$log.why"
-	result $((rc == 0)) "stress-ng --$s 4 --verify -t 5s under flexsc-run: $why" "$log.why"
+	[ $rc = 122 ] && why="exit 122: the runtime could not start"
+	n=$(runs stress-ng "$ran")
+	[ "${n:-0}" -ge 1 ] || why="$why, the runtime did not run (no line for stress-ng in $ran)"
+	grep -E 'fail:|error:|terminated on signal|unsuccessful|flexsc-run:' "$log" >"$log.why"
+	result $((rc == 0 && ${n:-0} >= 1)) "stress-ng --$s 4 --verify -t 5s under flexsc-run --require: $why" "$log.why"
 done
 
 echo "real programs: $pass passed, $fail failed (logs in $out)"

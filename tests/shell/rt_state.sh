@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/shell/rt-state.gdb, which threads.sh runs on a program that reaches
-# its timeout, still reads this runtime: attached to `flexsc-run -- sleep`,
+# its timeout, still reads this runtime: attached to `flexsc-run --require -- sleep`
+# (whose runtime must have started: its FLEXSC_RAN_FILE line),
 # it prints every carrier and the main user thread with a backtrace into
 # its sleep, and gdb reports no error (a renamed field or symbol would).
 # Exit 0 pass, 1 fail, 77 skip.
@@ -13,9 +14,10 @@ run=$build/flexsc-run
 command -v gdb >/dev/null || { echo "skip: gdb is not installed (make deps-test installs it)"; exit 77; }
 command -v sleep >/dev/null || { echo "skip: no sleep(1)"; exit 77; }
 
-"$run" --cores 0 -- sleep 600 &
+ran=$(mktemp)
+FLEXSC_RAN_FILE=$ran "$run" --require --cores 0 -- sleep 600 &
 pid=$!
-trap 'kill -KILL $pid 2>/dev/null; wait $pid 2>/dev/null' EXIT
+trap 'kill -KILL $pid 2>/dev/null; wait $pid 2>/dev/null; rm -f "$ran"' EXIT
 
 patterns=(
 	'^--- runtime: 1 carriers$' "carrier count"
@@ -42,6 +44,11 @@ for _ in $(seq 1 20); do
 done
 
 fail=0
+# the runtime started in sleep (--require: else sleep would have exited with 122)
+if ! grep -q "^$pid " "$ran"; then
+	echo "FAIL: the runtime did not run in sleep (no line for PID $pid in FLEXSC_RAN_FILE: '$(cat "$ran")')"
+	fail=1
+fi
 for ((i = 0; i < ${#patterns[@]}; i += 2)); do
 	if ! grep -Eq "${patterns[i]}" <<<"$out"; then
 		echo "FAIL: rt-state.gdb printed no ${patterns[i + 1]} (/${patterns[i]}/)"

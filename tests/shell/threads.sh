@@ -16,7 +16,10 @@
 #   auto     --cores 0 --syscall-cores 1 --specialize auto  (2+ CPUs only; windows of
 #            2 ms instead of 100, FLEXSC_SPECIALIZE_MS, so calls change route often)
 # each with a timeout (a run that reaches it is backtraced with gdb first),
-# requiring the plain run's exit status and stdout.
+# requiring the plain run's exit status and stdout, and that the runtime
+# ran: every run passes --require (a runtime that cannot start ends the
+# program with exit status 122) and FLEXSC_RAN_FILE, which must then hold a
+# line for the program (else FAIL "the runtime did not run").
 # One line per (program, configuration), then a summary.
 #
 # A program may carry directives in comment lines:
@@ -33,7 +36,7 @@
 # (seconds per run, default 120). The whole script stays within
 # FLEXSC_TEST_TIMEOUT (tests/run.sh's limit, default 600 s): once that is
 # nearly used up, the remaining runs are reported as not run, and fail.
-# Logs of every run: $FLEXSC_BUILD/threads/logs/PROGRAM.CONFIG.{out,err}.
+# Logs of every run: $FLEXSC_BUILD/threads/logs/PROGRAM.CONFIG.{out,err,ran}.
 # Exit 0 pass, 1 fail, 77 skip.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -199,6 +202,8 @@ for src in "${sources[@]}"; do
 		args=("$bin.so" "${args[@]}")
 	fi
 
+	exe=$(readlink -f "$bin") # as the runtime writes it in FLEXSC_RAN_FILE
+
 	# the reference: plainly, on NPTL
 	plain=$logs/$name.plain
 	lim=$(limit_now)
@@ -230,11 +235,14 @@ for src in "${sources[@]}"; do
 			continue
 		fi
 		start=$(date +%s%N)
+		rm -f "$base.ran"
 		# shellcheck disable=SC2086
-		run_one "$lim" "$base" "$run" ${flags[$cfg]} -- "$bin" "${args[@]}"
+		run_one "$lim" "$base" env FLEXSC_RAN_FILE="$base.ran" "$run" --require ${flags[$cfg]} -- "$bin" "${args[@]}"
 		ms=$((($(date +%s%N) - start) / 1000000))
 		took="$((ms / 1000)).$((ms % 1000 / 100))s"
-		if [ $rc -eq 0 ] && cmp -s "$base.out" "$plain.out"; then
+		ran=0
+		grep -q " $exe\$" "$base.ran" 2>/dev/null && ran=1
+		if [ $rc -eq 0 ] && [ $ran = 1 ] && cmp -s "$base.out" "$plain.out"; then
 			line PASS "$name" "$cfg" "$took"
 			pass=$((pass + 1))
 			continue
@@ -242,9 +250,11 @@ for src in "${sources[@]}"; do
 		case $rc in
 		124|137) why="timed out after ${lim}s" ;;
 		0) why="exit 0 but" ;;
+		122) why="exit 122: the runtime could not start (--require)" ;;
 		*) why="exit $rc"; [ $rc -gt 128 ] && why="$why (signal $((rc - 128)): $(kill -l $((rc - 128)) 2>/dev/null))" ;;
 		esac
 		cmp -s "$base.out" "$plain.out" || why="$why, stdout differs"
+		[ $ran = 1 ] || why="$why, the runtime did not run (no line for $exe in $base.ran)"
 		line FAIL "$name" "$cfg" "$why; flexsc-run ${flags[$cfg]:-(default)}"
 		explain "$base" "$plain"
 		fail=$((fail + 1)); failed+=("$name/$cfg")
