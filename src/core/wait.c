@@ -30,7 +30,7 @@ static int deadline_of(const struct timespec *t, uint64_t *deadline)
 	}
 	if (t->tv_sec < 0 || t->tv_nsec < 0 || t->tv_nsec >= 1000000000L)
 		return -EINVAL;
-	*deadline = fx_now_ns() + (uint64_t)t->tv_sec * 1000000000u + (uint64_t)t->tv_nsec;
+	*deadline = fx_deadline_after(t); /* FX_FOREVER when past 584 years */
 	return 0;
 }
 
