@@ -167,7 +167,8 @@ int flexsc_poll(struct flexsc_queue *q, flexsc_call_t call, int64_t *ret);
 
 /*
  * Blocks until call is done, then collects it like flexsc_poll. timeout is
- * relative; NULL waits as long as it takes. Errors: those of flexsc_poll,
+ * relative; NULL waits as long as it takes, and so does one past 2^64 ns
+ * (584 years, up to tv_sec = LONG_MAX). Errors: those of flexsc_poll,
  * -EINVAL (timeout has a negative field or tv_nsec >= 1000000000),
  * -ETIME when the timeout expires first, -EINTR when flexsc_queue_wake
  * ended the wait (the call stays in flight).
