@@ -143,7 +143,9 @@ typedef uint64_t flexsc_call_t;
  * threshold or the time bound), except calls that must run on the calling
  * thread (flexsc_sysinfo), which run at once and are already done on return.
  * cookie is returned with the completion by flexsc_reap.
- * Errors: -EINVAL (q NULL, nargs > 6, args NULL with nargs > 0),
+ * Errors: -EINVAL (q NULL, nargs > 6, args NULL with nargs > 0,
+ * or a call that cannot be posted: fork, vfork, clone, clone3, rt_sigreturn,
+ * uprobe, uretprobe; see flexsc_post(3)),
  * -ENOSYS (sysnum is not an x86-64 system call), -EAGAIN (every entry of the
  * queue is in use: collect some results first), -ESHUTDOWN (the queue's
  * instance was torn down).

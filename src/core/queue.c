@@ -312,6 +312,26 @@ static void flush_if_due(struct flexsc_queue *q)
 		flexsc_flush(q);
 }
 
+/*
+ * Calls that cannot be posted at all (flexsc_post(3) says why): the child
+ * of fork, vfork, clone or clone3 made by a raw system call would return
+ * into the library (on the parent's stack, for vfork and CLONE_VM), without
+ * glibc's fork handlers; rt_sigreturn pops a signal frame that is not
+ * there; uprobe and uretprobe are only for a uprobe trampoline (SIGILL).
+ */
+static bool unpostable(long nr)
+{
+	switch (nr) {
+	case SYS_fork: case SYS_vfork: case SYS_clone: case SYS_clone3:
+	case SYS_rt_sigreturn:
+	case 335: /* uretprobe */
+	case 336: /* uprobe */
+		return true;
+	default:
+		return false;
+	}
+}
+
 FX_EXPORT int flexsc_post(struct flexsc_queue *q, long sysnum, unsigned nargs,
 			  const uint64_t *args, void *cookie, flexsc_call_t *call)
 {
@@ -324,6 +344,8 @@ FX_EXPORT int flexsc_post(struct flexsc_queue *q, long sysnum, unsigned nargs,
 	const struct fx_sysdesc *d = fx_sysdesc(sysnum);
 	if (!d)
 		return -ENOSYS;
+	if (unpostable(sysnum))
+		return -EINVAL;
 	if (q->nfree == 0) {
 		fx_queue_harvest(q);
 		if (q->nfree == 0)

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Misuse of the API that used to crash or silently do the wrong thing, on
+ * every engine:
+ *   - posting a call that cannot run through a queue (rt_sigreturn,
+ *     uprobe, uretprobe, fork, vfork, clone, clone3) is refused with
+ *     -EINVAL before anything runs: no signal kills the caller and no child
+ *     process appears; exit and exit_group, which can, still run;
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static flexsc_call_t post_cheap(struct flexsc_queue *q)
+{
+	flexsc_call_t c = 0;
+
+	CHECK_EQ(flexsc_post(q, SYS_getppid, 0, NULL, NULL, &c), 0);
+	CHECK(c != 0);
+	return c;
+}
+
+static void no_children(void)
+{
+	errno = 0;
+	CHECK_EQ(waitpid(-1, NULL, WNOHANG), -1);
+	CHECK_EQ(errno, ECHILD);
+}
+
+static void unpostable(struct flexsc_queue *q)
+{
+	/* a frame of zeros for rt_sigreturn, a stack for clone: none of it may be used */
+	static uint64_t frame[512];
+	const struct {
+		long nr;
+		unsigned nargs;
+		uint64_t args[6];
+	} calls[] = {
+		{ SYS_rt_sigreturn, 0, { 0 } },
+		{ 335 /* uretprobe */, 0, { 0 } },
+		{ 336 /* uprobe */, 0, { 0 } },
+		{ SYS_vfork, 0, { 0 } },
+		{ SYS_fork, 0, { 0 } },
+		{ SYS_clone, 5, { SIGCHLD, 0, 0, 0, 0 } },
+		{ SYS_clone, 5, { CLONE_VM | CLONE_VFORK | SIGCHLD, (uint64_t)&frame[256], 0, 0, 0 } },
+		{ SYS_clone3, 2, { (uint64_t)frame, 88 } },
+	};
+	struct flexsc_stats before, after;
+
+	CHECK_EQ(flexsc_queue_stats(q, &before), 0);
+	for (unsigned i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		flexsc_call_t c = 0;
+		CHECK_EQ(flexsc_post(q, calls[i].nr, calls[i].nargs, calls[i].args, NULL, &c), -EINVAL);
+		CHECK_EQ(c, 0);
+		CHECK_EQ(flexsc_syscall(q, calls[i].nr, calls[i].nargs, calls[i].args), -EINVAL);
+		struct flexsc_op op = { .sysnum = calls[i].nr, .nargs = calls[i].nargs };
+		memcpy(op.args, calls[i].args, sizeof(op.args));
+		CHECK_EQ(flexsc_post_chain(q, &op, 1, &c), -EINVAL);
+		no_children();
+	}
+	CHECK_EQ(flexsc_queue_stats(q, &after), 0);
+	CHECK_EQ(after.posted, before.posted);
+	/* the queue still works */
+	int64_t r;
+	CHECK_EQ(flexsc_wait_one(q, post_cheap(q), &r, NULL), 0);
+	CHECK_EQ(r, getppid());
+}
+
+/* exit ends the posting thread, as syscall(SYS_exit) would; its joiner sees it. */
+static void *post_exit(void *arg)
+{
+	struct flexsc *fx = arg;
+	struct flexsc_queue *q;
+	uint64_t a = 0;
+
+	CHECK_EQ(flexsc_queue_create(fx, &q), 0);
+	flexsc_post(q, SYS_exit, 1, &a, NULL, NULL);
+	fprintf(stderr, "a posted exit returned\n");
+	exit(1);
+}
+
+static void exit_still_runs(enum flexsc_engine eng)
+{
+	struct flexsc *fx;
+	struct flexsc_queue *q;
+	pthread_t t;
+
+	t_open(eng, &fx, &q, NULL);
+	CHECK_EQ(pthread_create(&t, NULL, post_exit, fx), 0);
+	CHECK_EQ(pthread_join(t, NULL), 0);
+	/* its queue is left behind: flexsc_exit drains it, destroy frees it */
+	CHECK_EQ(flexsc_queue_destroy(q), 0);
+	CHECK_EQ(flexsc_exit(fx), 0);
+
+	/* exit_group ends the process that posts it, with its status */
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		struct flexsc *cfx;
+		struct flexsc_queue *cq;
+		uint64_t st = 7;
+		struct flexsc_config c;
+		flexsc_config_init(&c);
+		c.engine = eng;
+		c.flags |= FLEXSC_QUIET;
+		if (flexsc_register(&cfx, &c) || flexsc_queue_create(cfx, &cq))
+			_exit(2);
+		flexsc_post(cq, SYS_exit_group, 1, &st, NULL, NULL);
+		_exit(3);
+	}
+	int status;
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK(WIFEXITED(status));
+	CHECK_EQ(WEXITSTATUS(status), 7);
+}
+
+/* argv[1], if given, runs one part: unpostable or exit */
+int main(int argc, char **argv)
+{
+	const char *only = argc > 1 ? argv[1] : NULL;
+#define PART(name) (!only || !strcmp(only, name))
+
+	for (unsigned e = 0; e < T_NENGINES; e++) {
+		struct flexsc *fx, *fx2;
+		struct flexsc_queue *q, *q2;
+
+		t_open(t_engines[e], &fx, &q, NULL);
+		t_open(t_engines[e], &fx2, &q2, NULL);
+		if (PART("unpostable"))
+			unpostable(q);
+		t_close(fx2, q2);
+		t_close(fx, q);
+		if (PART("exit"))
+			exit_still_runs(t_engines[e]);
+		no_children();
+		printf("%s: unpostable calls refused"
+		       "\n", flexsc_engine_name(t_engines[e]));
+	}
+	return 0;
+}
