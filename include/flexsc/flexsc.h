@@ -162,8 +162,8 @@ int flexsc_flush(struct flexsc_queue *q);
 /*
  * Collects call's result without blocking: 0 and *ret set (the descriptor
  * is then spent), or -EINPROGRESS while it is not done. Errors: -EINVAL
- * (q NULL, call malformed or never posted), -ESTALE (its result was already
- * collected).
+ * (q NULL, call malformed or never posted), -EXDEV (call is a
+ * descriptor of another queue), -ESTALE (its result was already collected).
  */
 int flexsc_poll(struct flexsc_queue *q, flexsc_call_t call, int64_t *ret);
 
@@ -181,7 +181,8 @@ int flexsc_wait_one(struct flexsc_queue *q, flexsc_call_t call, int64_t *ret,
 /*
  * Blocks until one of the n calls is done, collects it, and stores its
  * position in *index. Errors: -EINVAL (n == 0, calls NULL, a descriptor
- * malformed, timeout invalid), -ESTALE (a descriptor already collected),
+ * malformed, timeout invalid), -EXDEV (a descriptor of another queue),
+ * -ESTALE (a descriptor already collected),
  * -ETIME, -EINTR, -ENOMEM (n > 64 needs an allocation, which failed).
  */
 int flexsc_wait_any(struct flexsc_queue *q, const flexsc_call_t *calls,

@@ -123,6 +123,7 @@ struct flexsc_queue {
 	bool to_threads;       /* posted calls go to the syscall threads, not the ring (fx_queue_to_threads) */
 	uint64_t quick_off_until; /* quick calls do not run in place before (queue.c) */
 	bool dead;             /* the instance was torn down */
+	uint16_t tag;          /* in its descriptors: tells another queue's apart (queue.c) */
 
 	struct flexsc_stats stats;
 };
@@ -199,6 +200,7 @@ bool fx_wake_pending(const struct flexsc_queue *q);
 void fx_queue_to_threads(struct flexsc_queue *q, bool on);
 
 /* the owner's side of completion (src/core/queue.c) */
+int fx_call_index(const struct flexsc_queue *q, flexsc_call_t call, unsigned *idx);
 void fx_queue_complete(struct flexsc_queue *q, unsigned idx, int64_t ret);
 int fx_queue_harvest(struct flexsc_queue *q);
 int fx_queue_init_entries(struct flexsc_queue *q, unsigned pages);

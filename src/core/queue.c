@@ -17,9 +17,10 @@
  * its own single-consumer channel (the io_uring CQ, the syscall threads'
  * completion ring), and fx_queue_complete files them on the ready list.
  *
- * Descriptors are (generation << 32 | index + 1): the generation is bumped
- * at every reuse of an entry, so a stale descriptor is told apart from a
- * live one without any table.
+ * Descriptors are (generation << 32 | queue tag << 16 | index + 1): the
+ * generation is bumped at every reuse of an entry, so a stale descriptor is
+ * told apart from a live one without any table, and the tag (1..65535, one
+ * per queue created, in turn) tells a descriptor of another queue apart.
  *
  * Rejected: scanning pages for free or done entries (the paper's syscall
  * threads do, but it is O(entries) per call for the owner), and one shared
@@ -44,18 +45,27 @@
 #include "sched/batch.h"
 #include "sched/order.h"
 
+#define FX_CALL_INDEX 0xffffu /* index + 1, below the tag */
+_Static_assert(64 * FLEXSC_ENTRIES_PER_PAGE < FX_CALL_INDEX, "an index fits below the tag");
+
 static inline flexsc_call_t make_call(const struct flexsc_queue *q, unsigned idx)
 {
-	return ((uint64_t)q->entries[idx].gen << 32) | (idx + 1);
+	return ((uint64_t)q->entries[idx].gen << 32) | ((uint32_t)q->tag << 16) | (idx + 1);
 }
 
-/* 0 and the index, -EINVAL for a descriptor that never named an entry, -ESTALE for a spent one. */
-static int call_index(const struct flexsc_queue *q, flexsc_call_t call, unsigned *idx)
+/*
+ * 0 and the index; -EINVAL for a descriptor that never named an entry,
+ * -EXDEV for one of another queue, -ESTALE for a spent one.
+ */
+int fx_call_index(const struct flexsc_queue *q, flexsc_call_t call, unsigned *idx)
 {
-	uint32_t low = (uint32_t)call, gen = (uint32_t)(call >> 32);
+	uint32_t low = (uint32_t)call & FX_CALL_INDEX, tag = (uint32_t)call >> 16,
+		 gen = (uint32_t)(call >> 32);
 
-	if (low == 0 || low > q->nentries)
+	if (low == 0 || low > q->nentries || tag == 0)
 		return -EINVAL;
+	if (tag != q->tag)
+		return -EXDEV;
 	*idx = low - 1;
 	uint32_t cur = q->entries[*idx].gen;
 	if (gen > cur)
@@ -453,7 +463,7 @@ FX_EXPORT int flexsc_poll(struct flexsc_queue *q, flexsc_call_t call, int64_t *r
 
 	if (!q)
 		return -EINVAL;
-	err = call_index(q, call, &idx);
+	err = fx_call_index(q, call, &idx);
 	if (err)
 		return err;
 	if (q->slots[idx].state == FX_SLOT_INFLIGHT) {
@@ -498,7 +508,7 @@ FX_EXPORT int flexsc_cancel(struct flexsc_queue *q, flexsc_call_t call)
 
 	if (!q)
 		return -EINVAL;
-	err = call_index(q, call, &idx);
+	err = fx_call_index(q, call, &idx);
 	if (err)
 		return err;
 	struct fx_slot *s = &q->slots[idx];
@@ -662,6 +672,9 @@ FX_EXPORT int flexsc_post_chain(struct flexsc_queue *q, const struct flexsc_op *
 
 int fx_queue_init_entries(struct flexsc_queue *q, unsigned pages)
 {
+	static _Atomic uint32_t tags;
+
+	q->tag = (uint16_t)(atomic_fetch_add_explicit(&tags, 1, memory_order_relaxed) % 0xffffu + 1);
 	q->nentries = pages * FLEXSC_ENTRIES_PER_PAGE;
 	q->pages_bytes = (size_t)pages * FLEXSC_PAGE_SIZE;
 	q->entries = mmap(NULL, q->pages_bytes, PROT_READ | PROT_WRITE,

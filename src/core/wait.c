@@ -123,16 +123,9 @@ static int validate(struct flexsc_queue *q, const flexsc_call_t *calls, unsigned
 	if (!q || !calls || n == 0)
 		return -EINVAL;
 	for (unsigned i = 0; i < n; i++) {
-		uint32_t low = (uint32_t)calls[i], gen = (uint32_t)(calls[i] >> 32);
-
-		if (low == 0 || low > q->nentries)
-			return -EINVAL;
-		idx[i] = low - 1;
-		uint32_t cur = q->entries[idx[i]].gen;
-		if (gen > cur)
-			return -EINVAL;
-		if (gen < cur || q->slots[idx[i]].state == FX_SLOT_FREE)
-			return -ESTALE;
+		int err = fx_call_index(q, calls[i], &idx[i]);
+		if (err)
+			return err;
 	}
 	return 0;
 }

@@ -6,6 +6,9 @@
  *     uprobe, uretprobe, fork, vfork, clone, clone3) is refused with
  *     -EINVAL before anything runs: no signal kills the caller and no child
  *     process appears; exit and exit_group, which can, still run;
+ *   - a descriptor of one queue handed to another is refused with -EXDEV
+ *     by poll, every wait and cancel, and neither queue's call is collected
+ *     by it;
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -120,7 +123,43 @@ static void exit_still_runs(enum flexsc_engine eng)
 	CHECK_EQ(WEXITSTATUS(status), 7);
 }
 
-/* argv[1], if given, runs one part: unpostable or exit */
+static void cross_queue(struct flexsc *fx, struct flexsc_queue *q, struct flexsc *fx2)
+{
+	struct flexsc_queue *q2, *q3;
+	int64_t r;
+	unsigned idx;
+
+	CHECK_EQ(flexsc_queue_create(fx, &q2), 0);
+	CHECK_EQ(flexsc_queue_create(fx2, &q3), 0);
+	struct flexsc_queue *other[] = { q2, q3 };
+	for (unsigned o = 0; o < 2; o++) {
+		struct flexsc_queue *b = other[o];
+		/* both first posts take entry 0 of their queue, generation for generation */
+		flexsc_call_t ca = post_cheap(q), cb = post_cheap(b);
+		CHECK(ca != cb);
+		CHECK_EQ(flexsc_poll(b, ca, &r), -EXDEV);
+		CHECK_EQ(flexsc_wait_one(b, ca, &r, NULL), -EXDEV);
+		flexsc_call_t mix[2] = { cb, ca };
+		CHECK_EQ(flexsc_wait_any(b, mix, 2, &idx, &r, NULL), -EXDEV);
+		CHECK_EQ(flexsc_wait_all(b, mix, 2, NULL, NULL), -EXDEV);
+		CHECK_EQ(flexsc_cancel(b, ca), -EXDEV);
+		CHECK_EQ(flexsc_poll(q, cb, &r), -EXDEV);
+		CHECK_EQ(flexsc_cancel(q, cb), -EXDEV);
+		/* each queue's own call is untouched, and collected once */
+		r = -1;
+		CHECK_EQ(flexsc_wait_one(b, cb, &r, NULL), 0);
+		CHECK_EQ(r, getppid());
+		r = -1;
+		CHECK_EQ(flexsc_wait_one(q, ca, &r, NULL), 0);
+		CHECK_EQ(r, getppid());
+		CHECK_EQ(flexsc_poll(q, ca, &r), -ESTALE);
+		CHECK_EQ(flexsc_poll(b, cb, &r), -ESTALE);
+	}
+	CHECK_EQ(flexsc_queue_destroy(q2), 0);
+	CHECK_EQ(flexsc_queue_destroy(q3), 0);
+}
+
+/* argv[1], if given, runs one part: unpostable, exit or cross */
 int main(int argc, char **argv)
 {
 	const char *only = argc > 1 ? argv[1] : NULL;
@@ -134,13 +173,15 @@ int main(int argc, char **argv)
 		t_open(t_engines[e], &fx2, &q2, NULL);
 		if (PART("unpostable"))
 			unpostable(q);
+		if (PART("cross"))
+			cross_queue(fx, q, fx2);
 		t_close(fx2, q2);
 		t_close(fx, q);
 		if (PART("exit"))
 			exit_still_runs(t_engines[e]);
 		no_children();
-		printf("%s: unpostable calls refused"
-		       "\n", flexsc_engine_name(t_engines[e]));
+		printf("%s: unpostable calls, descriptors of other queues "
+		       "refused\n", flexsc_engine_name(t_engines[e]));
 	}
 	return 0;
 }
