@@ -191,7 +191,8 @@ int flexsc_wait_any(struct flexsc_queue *q, const flexsc_call_t *calls,
 
 /*
  * Blocks until all n calls are done and collects them into rets[0..n-1].
- * On -ETIME nothing is collected. Errors: as flexsc_wait_any.
+ * On -ETIME nothing is collected. Errors: as flexsc_wait_any, and -EINVAL
+ * when a descriptor is named twice (before anything is waited for).
  */
 int flexsc_wait_all(struct flexsc_queue *q, const flexsc_call_t *calls,
 		    unsigned n, int64_t *rets, const struct timespec *timeout);

@@ -16,6 +16,7 @@
 #include <immintrin.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/internal.h"
 #include "engine/engine.h"
@@ -117,15 +118,31 @@ static bool done(const struct flexsc_queue *q, unsigned idx)
 	return q->slots[idx].state == FX_SLOT_READY;
 }
 
-/* Checks descriptors the way flexsc_poll does, without collecting. */
-static int validate(struct flexsc_queue *q, const flexsc_call_t *calls, unsigned n, unsigned *idx)
+/*
+ * Checks descriptors the way flexsc_poll does, without collecting; with
+ * distinct, also that no call is named twice (flexsc_wait_all would collect
+ * it once and fail on the second with its result lost): -EINVAL.
+ */
+static int validate(struct flexsc_queue *q, const flexsc_call_t *calls, unsigned n, unsigned *idx,
+		    bool distinct)
 {
+	uint64_t seen[64 * FLEXSC_ENTRIES_PER_PAGE / 64];
+
 	if (!q || !calls || n == 0)
 		return -EINVAL;
 	for (unsigned i = 0; i < n; i++) {
 		int err = fx_call_index(q, calls[i], &idx[i]);
 		if (err)
 			return err;
+	}
+	if (distinct && n > 1) {
+		memset(seen, 0, (q->nentries + 63) / 64 * sizeof(seen[0]));
+		for (unsigned i = 0; i < n; i++) {
+			uint64_t bit = 1ull << (idx[i] % 64);
+			if (seen[idx[i] / 64] & bit)
+				return -EINVAL;
+			seen[idx[i] / 64] |= bit;
+		}
 	}
 	return 0;
 }
@@ -142,7 +159,7 @@ FX_EXPORT int flexsc_wait_any(struct flexsc_queue *q, const flexsc_call_t *calls
 		if (!ip)
 			return -ENOMEM;
 	}
-	err = validate(q, calls, n, ip);
+	err = validate(q, calls, n, ip, false);
 	if (!err)
 		err = deadline_of(timeout, &deadline);
 	while (!err) {
@@ -180,7 +197,7 @@ FX_EXPORT int flexsc_wait_all(struct flexsc_queue *q, const flexsc_call_t *calls
 		if (!ip)
 			return -ENOMEM;
 	}
-	err = validate(q, calls, n, ip);
+	err = validate(q, calls, n, ip, true);
 	if (!err)
 		err = deadline_of(timeout, &deadline);
 	while (!err && next < n) {

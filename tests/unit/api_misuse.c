@@ -9,6 +9,9 @@
  *   - a descriptor of one queue handed to another is refused with -EXDEV
  *     by poll, every wait and cancel, and neither queue's call is collected
  *     by it;
+ *   - flexsc_wait_all given one descriptor twice is refused with -EINVAL
+ *     before anything is waited for or collected (flexsc_wait_any accepts
+ *     it: it collects one call);
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -159,7 +162,43 @@ static void cross_queue(struct flexsc *fx, struct flexsc_queue *q, struct flexsc
 	CHECK_EQ(flexsc_queue_destroy(q3), 0);
 }
 
-/* argv[1], if given, runs one part: unpostable, exit or cross */
+static void duplicates(struct flexsc_queue *q)
+{
+	int64_t rets[3] = { -1, -1, -1 }, r;
+	unsigned idx = 99;
+	flexsc_call_t a = post_cheap(q), b = post_cheap(q);
+	flexsc_call_t twice[2] = { a, a }, three[3] = { a, b, a };
+	struct timespec zero = { 0, 0 };
+
+	CHECK_EQ(flexsc_wait_all(q, twice, 2, rets, NULL), -EINVAL);
+	CHECK_EQ(flexsc_wait_all(q, three, 3, rets, NULL), -EINVAL);
+	CHECK_EQ(flexsc_wait_all(q, three, 3, rets, &zero), -EINVAL);
+	CHECK_EQ(rets[0], -1);
+	CHECK_EQ(rets[1], -1);
+	/* nothing was collected: both still are, once */
+	flexsc_call_t ab[2] = { a, b };
+	CHECK_EQ(flexsc_wait_all(q, ab, 2, rets, NULL), 0);
+	CHECK_EQ(rets[0], getppid());
+	CHECK_EQ(rets[1], getppid());
+
+	/* more than 64: the allocated path */
+	flexsc_call_t many[80];
+	for (unsigned i = 0; i < 79; i++)
+		many[i] = post_cheap(q);
+	many[79] = many[3];
+	CHECK_EQ(flexsc_wait_all(q, many, 80, NULL, NULL), -EINVAL);
+	CHECK_EQ(flexsc_wait_all(q, many, 79, NULL, NULL), 0);
+
+	/* wait_any: one call named twice is still one call */
+	a = post_cheap(q);
+	twice[0] = twice[1] = a;
+	CHECK_EQ(flexsc_wait_any(q, twice, 2, &idx, &r, NULL), 0);
+	CHECK_EQ(idx, 0);
+	CHECK_EQ(r, getppid());
+	CHECK_EQ(flexsc_poll(q, a, &r), -ESTALE);
+}
+
+/* argv[1], if given, runs one part: unpostable, exit, cross or dup */
 int main(int argc, char **argv)
 {
 	const char *only = argc > 1 ? argv[1] : NULL;
@@ -175,12 +214,14 @@ int main(int argc, char **argv)
 			unpostable(q);
 		if (PART("cross"))
 			cross_queue(fx, q, fx2);
+		if (PART("dup"))
+			duplicates(q);
 		t_close(fx2, q2);
 		t_close(fx, q);
 		if (PART("exit"))
 			exit_still_runs(t_engines[e]);
 		no_children();
-		printf("%s: unpostable calls, descriptors of other queues "
+		printf("%s: unpostable calls, descriptors of other queues, duplicates in wait_all "
 		       "refused\n", flexsc_engine_name(t_engines[e]));
 	}
 	return 0;
