@@ -127,7 +127,10 @@ int flexsc_queue_create(struct flexsc *fx, struct flexsc_queue **q);
 
 /*
  * Waits for every call in flight on q (posted, unflushed calls are flushed
- * first; their results are discarded), then frees q. Errors: -EINVAL.
+ * first; their results are discarded), then frees q. Errors: -EINVAL (q
+ * NULL, or destroyed already). A destroyed queue's structure is kept until
+ * the next flexsc_queue_create reuses it: until then every function given
+ * it returns -EINVAL; afterwards it may name the new queue.
  */
 int flexsc_queue_destroy(struct flexsc_queue *q);
 
@@ -143,7 +146,7 @@ typedef uint64_t flexsc_call_t;
  * threshold or the time bound), except calls that must run on the calling
  * thread (flexsc_sysinfo), which run at once and are already done on return.
  * cookie is returned with the completion by flexsc_reap.
- * Errors: -EINVAL (q NULL, nargs > 6, args NULL with nargs > 0,
+ * Errors: -EINVAL (q NULL or destroyed, nargs > 6, args NULL with nargs > 0,
  * or a call that cannot be posted: fork, vfork, clone, clone3, rt_sigreturn,
  * uprobe, uretprobe; see flexsc_post(3)),
  * -ENOSYS (sysnum is not an x86-64 system call), -EAGAIN (every entry of the
@@ -162,7 +165,7 @@ int flexsc_flush(struct flexsc_queue *q);
 /*
  * Collects call's result without blocking: 0 and *ret set (the descriptor
  * is then spent), or -EINPROGRESS while it is not done. Errors: -EINVAL
- * (q NULL, call malformed or never posted), -EXDEV (call is a
+ * (q NULL or destroyed, call malformed or never posted), -EXDEV (call is a
  * descriptor of another queue), -ESTALE (its result was already collected).
  */
 int flexsc_poll(struct flexsc_queue *q, flexsc_call_t call, int64_t *ret);

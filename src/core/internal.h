@@ -123,7 +123,9 @@ struct flexsc_queue {
 	bool to_threads;       /* posted calls go to the syscall threads, not the ring (fx_queue_to_threads) */
 	uint64_t quick_off_until; /* quick calls do not run in place before (queue.c) */
 	bool dead;             /* the instance was torn down */
+	bool destroyed;        /* flexsc_queue_destroy freed it; kept for reuse (instance.c) */
 	uint16_t tag;          /* in its descriptors: tells another queue's apart (queue.c) */
+	struct flexsc_queue *next_destroyed;
 
 	struct flexsc_stats stats;
 };

@@ -54,15 +54,15 @@ static inline flexsc_call_t make_call(const struct flexsc_queue *q, unsigned idx
 }
 
 /*
- * 0 and the index; -EINVAL for a descriptor that never named an entry,
- * -EXDEV for one of another queue, -ESTALE for a spent one.
+ * 0 and the index; -EINVAL for a descriptor that never named an entry (or
+ * q destroyed), -EXDEV for one of another queue, -ESTALE for a spent one.
  */
 int fx_call_index(const struct flexsc_queue *q, flexsc_call_t call, unsigned *idx)
 {
 	uint32_t low = (uint32_t)call & FX_CALL_INDEX, tag = (uint32_t)call >> 16,
 		 gen = (uint32_t)(call >> 32);
 
-	if (low == 0 || low > q->nentries || tag == 0)
+	if (low == 0 || low > q->nentries || tag == 0 || q->destroyed)
 		return -EINVAL;
 	if (tag != q->tag)
 		return -EXDEV;
@@ -305,7 +305,9 @@ static int check_alive(const struct flexsc_queue *q)
 {
 	if (!q)
 		return -EINVAL;
-	return q->dead ? -ESHUTDOWN : 0;
+	if (fx_unlikely(q->dead))
+		return q->destroyed ? -EINVAL : -ESHUTDOWN;
+	return 0;
 }
 
 /*
@@ -485,7 +487,7 @@ FX_EXPORT int flexsc_reap(struct flexsc_queue *q, struct flexsc_completion *out,
 {
 	unsigned n = 0;
 
-	if (!q || (max && !out))
+	if (!q || (max && !out) || q->destroyed)
 		return -EINVAL;
 	flush_if_due(q);
 	if (q->nready < max && !fx_queue_harvest(q) && !q->nready && q->inflight[FX_ROUTE_THREAD])
@@ -539,7 +541,7 @@ FX_EXPORT int flexsc_cancel(struct flexsc_queue *q, flexsc_call_t call)
 
 FX_EXPORT int flexsc_queue_stats(const struct flexsc_queue *q, struct flexsc_stats *st)
 {
-	if (!q || !st)
+	if (!q || !st || q->destroyed)
 		return -EINVAL;
 	*st = q->stats;
 	return 0;
@@ -711,4 +713,8 @@ void fx_queue_free_entries(struct flexsc_queue *q)
 	free(q->pending);
 	free(q->link);
 	free(q->order_scratch);
+	q->entries = NULL;
+	q->slots = NULL;
+	q->free_stack = q->pending = q->link = NULL;
+	q->order_scratch = NULL;
 }

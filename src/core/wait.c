@@ -222,7 +222,7 @@ FX_EXPORT int flexsc_wait(struct flexsc_queue *q, const struct timespec *timeout
 	uint64_t deadline;
 	int err;
 
-	if (!q)
+	if (!q || q->destroyed)
 		return -EINVAL;
 	err = deadline_of(timeout, &deadline);
 	if (!err) {
@@ -241,7 +241,7 @@ FX_EXPORT int flexsc_wait(struct flexsc_queue *q, const struct timespec *timeout
 
 FX_EXPORT int flexsc_queue_wake(struct flexsc_queue *q)
 {
-	if (!q)
+	if (!q || q->destroyed)
 		return -EINVAL;
 	/* seq_cst: the owner's sleep path checks kicked after announcing its sleep */
 	atomic_store(&q->kicked, true);

@@ -12,6 +12,8 @@
  *   - flexsc_wait_all given one descriptor twice is refused with -EINVAL
  *     before anything is waited for or collected (flexsc_wait_any accepts
  *     it: it collects one call);
+ *   - a destroyed queue: a second flexsc_queue_destroy and every call on it
+ *     return -EINVAL (until another queue is created).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -198,7 +200,49 @@ static void duplicates(struct flexsc_queue *q)
 	CHECK_EQ(flexsc_poll(q, a, &r), -ESTALE);
 }
 
-/* argv[1], if given, runs one part: unpostable, exit, cross or dup */
+static void destroyed(enum flexsc_engine eng)
+{
+	struct flexsc *fx;
+	struct flexsc_queue *q;
+	flexsc_call_t c;
+	int64_t r;
+	unsigned idx;
+	struct flexsc_completion comp;
+	struct flexsc_stats st;
+	struct timespec zero = { 0, 0 };
+	uint64_t a[1] = { 0 };
+
+	t_open(eng, &fx, &q, NULL);
+	c = post_cheap(q);
+	CHECK_EQ(flexsc_queue_destroy(q), 0);
+	CHECK_EQ(flexsc_queue_destroy(q), -EINVAL);
+	CHECK_EQ(flexsc_post(q, SYS_getppid, 0, NULL, NULL, &c), -EINVAL);
+	CHECK_EQ(flexsc_post(q, SYS_close, 1, a, NULL, &c), -EINVAL);
+	struct flexsc_op op = { .sysnum = SYS_getppid };
+	CHECK_EQ(flexsc_post_chain(q, &op, 1, &c), -EINVAL);
+	CHECK_EQ(flexsc_syscall(q, SYS_getppid, 0, NULL), -EINVAL);
+	CHECK_EQ(flexsc_flush(q), -EINVAL);
+	CHECK_EQ(flexsc_poll(q, c, &r), -EINVAL);
+	CHECK_EQ(flexsc_wait_one(q, c, &r, &zero), -EINVAL);
+	CHECK_EQ(flexsc_wait_any(q, &c, 1, &idx, &r, &zero), -EINVAL);
+	CHECK_EQ(flexsc_wait_all(q, &c, 1, &r, &zero), -EINVAL);
+	CHECK_EQ(flexsc_wait(q, &zero), -EINVAL);
+	CHECK_EQ(flexsc_reap(q, &comp, 1), -EINVAL);
+	CHECK_EQ(flexsc_cancel(q, c), -EINVAL);
+	CHECK_EQ(flexsc_queue_wake(q), -EINVAL);
+	CHECK_EQ(flexsc_queue_stats(q, &st), -EINVAL);
+	CHECK_EQ(flexsc_queue_destroy(q), -EINVAL);
+
+	/* a queue made dead by flexsc_exit is destroyed once, too */
+	CHECK_EQ(flexsc_queue_create(fx, &q), 0);
+	CHECK_EQ(flexsc_exit(fx), 0);
+	CHECK_EQ(flexsc_post(q, SYS_getppid, 0, NULL, NULL, &c), -ESHUTDOWN);
+	CHECK_EQ(flexsc_queue_destroy(q), 0);
+	CHECK_EQ(flexsc_queue_destroy(q), -EINVAL);
+	CHECK_EQ(flexsc_post(q, SYS_getppid, 0, NULL, NULL, &c), -EINVAL);
+}
+
+/* argv[1], if given, runs one part: unpostable, exit, cross, dup or destroyed */
 int main(int argc, char **argv)
 {
 	const char *only = argc > 1 ? argv[1] : NULL;
@@ -220,9 +264,11 @@ int main(int argc, char **argv)
 		t_close(fx, q);
 		if (PART("exit"))
 			exit_still_runs(t_engines[e]);
+		if (PART("destroyed"))
+			destroyed(t_engines[e]);
 		no_children();
-		printf("%s: unpostable calls, descriptors of other queues, duplicates in wait_all "
-		       "refused\n", flexsc_engine_name(t_engines[e]));
+		printf("%s: unpostable calls, descriptors of other queues, duplicates in wait_all, "
+		       "destroyed queues refused\n", flexsc_engine_name(t_engines[e]));
 	}
 	return 0;
 }
