@@ -127,7 +127,10 @@ int flexsc_queue_create(struct flexsc *fx, struct flexsc_queue **q);
 
 /*
  * Waits for every call in flight on q (posted, unflushed calls are flushed
- * first; their results are discarded), then frees q. Errors: -EINVAL.
+ * first; their results are discarded), then frees q. Errors: -EINVAL (q
+ * NULL, or destroyed already). A destroyed queue's structure is kept until
+ * the next flexsc_queue_create reuses it: until then every function given
+ * it returns -EINVAL; afterwards it may name the new queue.
  */
 int flexsc_queue_destroy(struct flexsc_queue *q);
 
@@ -143,7 +146,9 @@ typedef uint64_t flexsc_call_t;
  * threshold or the time bound), except calls that must run on the calling
  * thread (flexsc_sysinfo), which run at once and are already done on return.
  * cookie is returned with the completion by flexsc_reap.
- * Errors: -EINVAL (q NULL, nargs > 6, args NULL with nargs > 0),
+ * Errors: -EINVAL (q NULL or destroyed, nargs > 6, args NULL with nargs > 0,
+ * or a call that cannot be posted: fork, vfork, clone, clone3, rt_sigreturn,
+ * uprobe, uretprobe; see flexsc_post(3)),
  * -ENOSYS (sysnum is not an x86-64 system call), -EAGAIN (every entry of the
  * queue is in use: collect some results first), -ESHUTDOWN (the queue's
  * instance was torn down).
@@ -160,14 +165,15 @@ int flexsc_flush(struct flexsc_queue *q);
 /*
  * Collects call's result without blocking: 0 and *ret set (the descriptor
  * is then spent), or -EINPROGRESS while it is not done. Errors: -EINVAL
- * (q NULL, call malformed or never posted), -ESTALE (its result was already
- * collected).
+ * (q NULL or destroyed, call malformed or never posted), -EXDEV (call is a
+ * descriptor of another queue), -ESTALE (its result was already collected).
  */
 int flexsc_poll(struct flexsc_queue *q, flexsc_call_t call, int64_t *ret);
 
 /*
  * Blocks until call is done, then collects it like flexsc_poll. timeout is
- * relative; NULL waits as long as it takes. Errors: those of flexsc_poll,
+ * relative; NULL waits as long as it takes, and so does one past 2^64 ns
+ * (584 years, up to tv_sec = LONG_MAX). Errors: those of flexsc_poll,
  * -EINVAL (timeout has a negative field or tv_nsec >= 1000000000),
  * -ETIME when the timeout expires first, -EINTR when flexsc_queue_wake
  * ended the wait (the call stays in flight).
@@ -178,7 +184,8 @@ int flexsc_wait_one(struct flexsc_queue *q, flexsc_call_t call, int64_t *ret,
 /*
  * Blocks until one of the n calls is done, collects it, and stores its
  * position in *index. Errors: -EINVAL (n == 0, calls NULL, a descriptor
- * malformed, timeout invalid), -ESTALE (a descriptor already collected),
+ * malformed, timeout invalid), -EXDEV (a descriptor of another queue),
+ * -ESTALE (a descriptor already collected),
  * -ETIME, -EINTR, -ENOMEM (n > 64 needs an allocation, which failed).
  */
 int flexsc_wait_any(struct flexsc_queue *q, const flexsc_call_t *calls,
@@ -187,7 +194,8 @@ int flexsc_wait_any(struct flexsc_queue *q, const flexsc_call_t *calls,
 
 /*
  * Blocks until all n calls are done and collects them into rets[0..n-1].
- * On -ETIME nothing is collected. Errors: as flexsc_wait_any.
+ * On -ETIME nothing is collected. Errors: as flexsc_wait_any, and -EINVAL
+ * when a descriptor is named twice (before anything is waited for).
  */
 int flexsc_wait_all(struct flexsc_queue *q, const flexsc_call_t *calls,
 		    unsigned n, int64_t *rets, const struct timespec *timeout);

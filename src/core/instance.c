@@ -31,6 +31,7 @@
 
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct flexsc *live_head;
+static struct flexsc_queue *destroyed_head; /* destroyed queues kept for reuse (under live_lock) */
 
 uint64_t fx_now_ns(void)
 {
@@ -186,8 +187,14 @@ FX_EXPORT int flexsc_queue_create(struct flexsc *fx, struct flexsc_queue **out)
 	pthread_mutex_unlock(&live_lock);
 	if (!live)
 		return -EINVAL;
-	q = calloc(1, sizeof(*q));
-	if (!q)
+	pthread_mutex_lock(&live_lock);
+	q = destroyed_head;
+	if (q)
+		destroyed_head = q->next_destroyed;
+	pthread_mutex_unlock(&live_lock);
+	if (q)
+		memset(q, 0, sizeof(*q));
+	else if (!(q = calloc(1, sizeof(*q))))
 		return -ENOMEM;
 	q->fx = fx;
 	err = fx_queue_init_entries(q, fx->cfg.pages_per_queue);
@@ -254,9 +261,28 @@ static void queue_teardown(struct flexsc_queue *q)
 	q->dead = true;
 }
 
+/*
+ * A destroyed queue's memory is not given back to malloc: it stays a dead
+ * queue (every call on it returns -EINVAL, a second destroy too) until the
+ * next flexsc_queue_create reuses it. Use after destroy is thus caught at
+ * the cost of one flag no live path reads more than once, and the memory
+ * kept is that of the most queues alive at once.
+ */
+static void keep_destroyed(struct flexsc_queue *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->dead = q->destroyed = true;
+	q->own_wake.fd = -1;
+	q->wake = &q->own_wake;
+	pthread_mutex_lock(&live_lock);
+	q->next_destroyed = destroyed_head;
+	destroyed_head = q;
+	pthread_mutex_unlock(&live_lock);
+}
+
 FX_EXPORT int flexsc_queue_destroy(struct flexsc_queue *q)
 {
-	if (!q)
+	if (!q || q->destroyed)
 		return -EINVAL;
 	if (!q->dead) {
 		struct flexsc *fx = q->fx;
@@ -274,7 +300,7 @@ FX_EXPORT int flexsc_queue_destroy(struct flexsc_queue *q)
 	if (q->own_wake.fd >= 0)
 		close(q->own_wake.fd);
 	fx_queue_free_entries(q);
-	free(q);
+	keep_destroyed(q);
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <flexsc/flexsc.h>
 
@@ -133,6 +134,9 @@ struct flexsc_queue {
 	bool to_threads;       /* posted calls go to the syscall threads, not the ring (fx_queue_to_threads) */
 	uint64_t quick_off_until; /* quick calls do not run in place before (queue.c) */
 	bool dead;             /* the instance was torn down */
+	bool destroyed;        /* flexsc_queue_destroy freed it; kept for reuse (instance.c) */
+	uint16_t tag;          /* in its descriptors: tells another queue's apart (queue.c) */
+	struct flexsc_queue *next_destroyed;
 
 	struct flexsc_stats stats;
 };
@@ -154,6 +158,30 @@ struct flexsc {
 
 /* time */
 uint64_t fx_now_ns(void);
+
+/*
+ * Nanoseconds as uint64_t never wrap: a sum or a timespec past UINT64_MAX
+ * (584 years) saturates there, and UINT64_MAX is the deadline that never
+ * comes. So a far-future timeout waits instead of wrapping to an early one.
+ */
+static inline uint64_t fx_add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* A valid timespec (tv_sec >= 0, 0 <= tv_nsec < 10^9) in ns, saturating. */
+static inline uint64_t fx_ts_ns_sat(const struct timespec *t)
+{
+	if ((uint64_t)t->tv_sec > (UINT64_MAX - (uint64_t)t->tv_nsec) / 1000000000u)
+		return UINT64_MAX;
+	return (uint64_t)t->tv_sec * 1000000000u + (uint64_t)t->tv_nsec;
+}
+
+/* The CLOCK_MONOTONIC deadline rel (valid) from now; UINT64_MAX when it is that far. */
+static inline uint64_t fx_deadline_after(const struct timespec *rel)
+{
+	return fx_add_sat(fx_now_ns(), fx_ts_ns_sat(rel));
+}
 
 /* The raw system call, for every engine: returns >= 0 or -errno (src/engine/rawsyscall.S). */
 long fx_raw_syscall6(long nr, long a0, long a1, long a2, long a3, long a4, long a5);
@@ -185,6 +213,7 @@ bool fx_wake_pending(const struct flexsc_queue *q);
 void fx_queue_to_threads(struct flexsc_queue *q, bool on);
 
 /* the owner's side of completion (src/core/queue.c) */
+int fx_call_index(const struct flexsc_queue *q, flexsc_call_t call, unsigned *idx);
 void fx_queue_complete(struct flexsc_queue *q, unsigned idx, int64_t ret);
 /* Runs an entry (or its chain) on the owner now and completes it. */
 void fx_queue_run_here(struct flexsc_queue *q, unsigned idx);

@@ -17,9 +17,10 @@
  * its own single-consumer channel (the io_uring CQ, the syscall threads'
  * completion ring), and fx_queue_complete files them on the ready list.
  *
- * Descriptors are (generation << 32 | index + 1): the generation is bumped
- * at every reuse of an entry, so a stale descriptor is told apart from a
- * live one without any table.
+ * Descriptors are (generation << 32 | queue tag << 16 | index + 1): the
+ * generation is bumped at every reuse of an entry, so a stale descriptor is
+ * told apart from a live one without any table, and the tag (1..65535, one
+ * per queue created, in turn) tells a descriptor of another queue apart.
  *
  * Rejected: scanning pages for free or done entries (the paper's syscall
  * threads do, but it is O(entries) per call for the owner), and one shared
@@ -44,18 +45,27 @@
 #include "sched/batch.h"
 #include "sched/order.h"
 
+#define FX_CALL_INDEX 0xffffu /* index + 1, below the tag */
+_Static_assert(64 * FLEXSC_ENTRIES_PER_PAGE < FX_CALL_INDEX, "an index fits below the tag");
+
 static inline flexsc_call_t make_call(const struct flexsc_queue *q, unsigned idx)
 {
-	return ((uint64_t)q->entries[idx].gen << 32) | (idx + 1);
+	return ((uint64_t)q->entries[idx].gen << 32) | ((uint32_t)q->tag << 16) | (idx + 1);
 }
 
-/* 0 and the index, -EINVAL for a descriptor that never named an entry, -ESTALE for a spent one. */
-static int call_index(const struct flexsc_queue *q, flexsc_call_t call, unsigned *idx)
+/*
+ * 0 and the index; -EINVAL for a descriptor that never named an entry (or
+ * q destroyed), -EXDEV for one of another queue, -ESTALE for a spent one.
+ */
+int fx_call_index(const struct flexsc_queue *q, flexsc_call_t call, unsigned *idx)
 {
-	uint32_t low = (uint32_t)call, gen = (uint32_t)(call >> 32);
+	uint32_t low = (uint32_t)call & FX_CALL_INDEX, tag = (uint32_t)call >> 16,
+		 gen = (uint32_t)(call >> 32);
 
-	if (low == 0 || low > q->nentries)
+	if (low == 0 || low > q->nentries || tag == 0 || q->destroyed)
 		return -EINVAL;
+	if (tag != q->tag)
+		return -EXDEV;
 	*idx = low - 1;
 	uint32_t cur = q->entries[*idx].gen;
 	if (gen > cur)
@@ -290,7 +300,9 @@ static int check_alive(const struct flexsc_queue *q)
 {
 	if (!q)
 		return -EINVAL;
-	return q->dead ? -ESHUTDOWN : 0;
+	if (fx_unlikely(q->dead))
+		return q->destroyed ? -EINVAL : -ESHUTDOWN;
+	return 0;
 }
 
 /*
@@ -307,6 +319,26 @@ static void flush_if_due(struct flexsc_queue *q)
 		flexsc_flush(q);
 }
 
+/*
+ * Calls that cannot be posted at all (flexsc_post(3) says why): the child
+ * of fork, vfork, clone or clone3 made by a raw system call would return
+ * into the library (on the parent's stack, for vfork and CLONE_VM), without
+ * glibc's fork handlers; rt_sigreturn pops a signal frame that is not
+ * there; uprobe and uretprobe are only for a uprobe trampoline (SIGILL).
+ */
+static bool unpostable(long nr)
+{
+	switch (nr) {
+	case SYS_fork: case SYS_vfork: case SYS_clone: case SYS_clone3:
+	case SYS_rt_sigreturn:
+	case 335: /* uretprobe */
+	case 336: /* uprobe */
+		return true;
+	default:
+		return false;
+	}
+}
+
 FX_EXPORT int flexsc_post(struct flexsc_queue *q, long sysnum, unsigned nargs,
 			  const uint64_t *args, void *cookie, flexsc_call_t *call)
 {
@@ -319,6 +351,8 @@ FX_EXPORT int flexsc_post(struct flexsc_queue *q, long sysnum, unsigned nargs,
 	const struct fx_sysdesc *d = fx_sysdesc(sysnum);
 	if (!d)
 		return -ENOSYS;
+	if (unpostable(sysnum))
+		return -EINVAL;
 	if (q->nfree == 0) {
 		fx_queue_harvest(q);
 		if (q->nfree == 0)
@@ -460,7 +494,7 @@ FX_EXPORT int flexsc_poll(struct flexsc_queue *q, flexsc_call_t call, int64_t *r
 
 	if (!q)
 		return -EINVAL;
-	err = call_index(q, call, &idx);
+	err = fx_call_index(q, call, &idx);
 	if (err)
 		return err;
 	if (q->slots[idx].state == FX_SLOT_INFLIGHT) {
@@ -482,7 +516,7 @@ FX_EXPORT int flexsc_reap(struct flexsc_queue *q, struct flexsc_completion *out,
 {
 	unsigned n = 0;
 
-	if (!q || (max && !out))
+	if (!q || (max && !out) || q->destroyed)
 		return -EINVAL;
 	flush_if_due(q);
 	if (q->nready < max && !fx_queue_harvest(q) && !q->nready && q->inflight[FX_ROUTE_THREAD])
@@ -505,7 +539,7 @@ FX_EXPORT int flexsc_cancel(struct flexsc_queue *q, flexsc_call_t call)
 
 	if (!q)
 		return -EINVAL;
-	err = call_index(q, call, &idx);
+	err = fx_call_index(q, call, &idx);
 	if (err)
 		return err;
 	struct fx_slot *s = &q->slots[idx];
@@ -536,7 +570,7 @@ FX_EXPORT int flexsc_cancel(struct flexsc_queue *q, flexsc_call_t call)
 
 FX_EXPORT int flexsc_queue_stats(const struct flexsc_queue *q, struct flexsc_stats *st)
 {
-	if (!q || !st)
+	if (!q || !st || q->destroyed)
 		return -EINVAL;
 	*st = q->stats;
 	return 0;
@@ -669,6 +703,9 @@ FX_EXPORT int flexsc_post_chain(struct flexsc_queue *q, const struct flexsc_op *
 
 int fx_queue_init_entries(struct flexsc_queue *q, unsigned pages)
 {
+	static _Atomic uint32_t tags;
+
+	q->tag = (uint16_t)(atomic_fetch_add_explicit(&tags, 1, memory_order_relaxed) % 0xffffu + 1);
 	q->nentries = pages * FLEXSC_ENTRIES_PER_PAGE;
 	q->pages_bytes = (size_t)pages * FLEXSC_PAGE_SIZE;
 	q->entries = mmap(NULL, q->pages_bytes, PROT_READ | PROT_WRITE,
@@ -705,4 +742,8 @@ void fx_queue_free_entries(struct flexsc_queue *q)
 	free(q->pending);
 	free(q->link);
 	free(q->order_scratch);
+	q->entries = NULL;
+	q->slots = NULL;
+	q->free_stack = q->pending = q->link = NULL;
+	q->order_scratch = NULL;
 }

@@ -16,6 +16,7 @@
 #include <immintrin.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/internal.h"
 #include "engine/engine.h"
@@ -30,7 +31,7 @@ static int deadline_of(const struct timespec *t, uint64_t *deadline)
 	}
 	if (t->tv_sec < 0 || t->tv_nsec < 0 || t->tv_nsec >= 1000000000L)
 		return -EINVAL;
-	*deadline = fx_now_ns() + (uint64_t)t->tv_sec * 1000000000u + (uint64_t)t->tv_nsec;
+	*deadline = fx_deadline_after(t); /* FX_FOREVER when past 584 years */
 	return 0;
 }
 
@@ -117,22 +118,31 @@ static bool done(const struct flexsc_queue *q, unsigned idx)
 	return q->slots[idx].state == FX_SLOT_READY;
 }
 
-/* Checks descriptors the way flexsc_poll does, without collecting. */
-static int validate(struct flexsc_queue *q, const flexsc_call_t *calls, unsigned n, unsigned *idx)
+/*
+ * Checks descriptors the way flexsc_poll does, without collecting; with
+ * distinct, also that no call is named twice (flexsc_wait_all would collect
+ * it once and fail on the second with its result lost): -EINVAL.
+ */
+static int validate(struct flexsc_queue *q, const flexsc_call_t *calls, unsigned n, unsigned *idx,
+		    bool distinct)
 {
+	uint64_t seen[64 * FLEXSC_ENTRIES_PER_PAGE / 64];
+
 	if (!q || !calls || n == 0)
 		return -EINVAL;
 	for (unsigned i = 0; i < n; i++) {
-		uint32_t low = (uint32_t)calls[i], gen = (uint32_t)(calls[i] >> 32);
-
-		if (low == 0 || low > q->nentries)
-			return -EINVAL;
-		idx[i] = low - 1;
-		uint32_t cur = q->entries[idx[i]].gen;
-		if (gen > cur)
-			return -EINVAL;
-		if (gen < cur || q->slots[idx[i]].state == FX_SLOT_FREE)
-			return -ESTALE;
+		int err = fx_call_index(q, calls[i], &idx[i]);
+		if (err)
+			return err;
+	}
+	if (distinct && n > 1) {
+		memset(seen, 0, (q->nentries + 63) / 64 * sizeof(seen[0]));
+		for (unsigned i = 0; i < n; i++) {
+			uint64_t bit = 1ull << (idx[i] % 64);
+			if (seen[idx[i] / 64] & bit)
+				return -EINVAL;
+			seen[idx[i] / 64] |= bit;
+		}
 	}
 	return 0;
 }
@@ -149,7 +159,7 @@ FX_EXPORT int flexsc_wait_any(struct flexsc_queue *q, const flexsc_call_t *calls
 		if (!ip)
 			return -ENOMEM;
 	}
-	err = validate(q, calls, n, ip);
+	err = validate(q, calls, n, ip, false);
 	if (!err)
 		err = deadline_of(timeout, &deadline);
 	while (!err) {
@@ -187,7 +197,7 @@ FX_EXPORT int flexsc_wait_all(struct flexsc_queue *q, const flexsc_call_t *calls
 		if (!ip)
 			return -ENOMEM;
 	}
-	err = validate(q, calls, n, ip);
+	err = validate(q, calls, n, ip, true);
 	if (!err)
 		err = deadline_of(timeout, &deadline);
 	while (!err && next < n) {
@@ -212,7 +222,7 @@ FX_EXPORT int flexsc_wait(struct flexsc_queue *q, const struct timespec *timeout
 	uint64_t deadline;
 	int err;
 
-	if (!q)
+	if (!q || q->destroyed)
 		return -EINVAL;
 	err = deadline_of(timeout, &deadline);
 	if (!err) {
@@ -231,7 +241,7 @@ FX_EXPORT int flexsc_wait(struct flexsc_queue *q, const struct timespec *timeout
 
 FX_EXPORT int flexsc_queue_wake(struct flexsc_queue *q)
 {
-	if (!q)
+	if (!q || q->destroyed)
 		return -EINVAL;
 	/* seq_cst: the owner's sleep path checks kicked after announcing its sleep */
 	atomic_store(&q->kicked, true);

@@ -459,11 +459,15 @@ FX_PUBLIC int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout
 
 /* ---- sleeping: a timer in the scheduler, no system call at all ---- */
 
-/* Sleeps until the time req names; EINTR (and the time left in *rem) when a handler ran. */
+/*
+ * Sleeps until the time req names; EINTR (and the time left in *rem) when a
+ * handler ran. The time left is req less the time slept, so a sleep too
+ * long for a 64-bit ns deadline (which then has none) reports it too.
+ */
 static int sleep_for(clockid_t clock, int flags, const struct timespec *req, struct timespec *rem)
 {
 	struct fx_uthread *u = fx_uthread_self();
-	uint64_t deadline;
+	uint64_t deadline, start = 0;
 
 	if (!req || req->tv_nsec < 0 || req->tv_nsec >= 1000000000L || req->tv_sec < 0)
 		return EINVAL;
@@ -471,7 +475,8 @@ static int sleep_for(clockid_t clock, int flags, const struct timespec *req, str
 		if (fx_deadline(clock, req, &deadline))
 			return EINVAL;
 	} else {
-		deadline = fx_now_ns() + (uint64_t)req->tv_sec * 1000000000u + (uint64_t)req->tv_nsec;
+		start = fx_now_ns();
+		deadline = fx_add_sat(start, fx_ts_ns_sat(req));
 	}
 	fx_testcancel();
 	u->handled = 0;
@@ -480,9 +485,19 @@ static int sleep_for(clockid_t clock, int flags, const struct timespec *req, str
 	if (!u->handled)
 		return 0;
 	if (rem && !(flags & TIMER_ABSTIME)) {
-		uint64_t now = fx_now_ns(), left = deadline > now ? deadline - now : 0;
-		rem->tv_sec = (time_t)(left / 1000000000u);
-		rem->tv_nsec = (long)(left % 1000000000u);
+		uint64_t slept = fx_now_ns() - start;
+		time_t s = (time_t)(slept / 1000000000u);
+		long ns = (long)(slept % 1000000000u);
+		if (s > req->tv_sec || (s == req->tv_sec && ns >= req->tv_nsec)) {
+			rem->tv_sec = rem->tv_nsec = 0;
+		} else {
+			rem->tv_sec = req->tv_sec - s;
+			rem->tv_nsec = req->tv_nsec - ns;
+			if (rem->tv_nsec < 0) {
+				rem->tv_nsec += 1000000000L;
+				rem->tv_sec--;
+			}
+		}
 	}
 	return EINTR;
 }

@@ -126,7 +126,19 @@ static int lock_slow(struct fx_mutex *x, uint64_t deadline)
 	return 0; /* handed over by the unlocker: the lock word stayed held */
 }
 
-static int lock(pthread_mutex_t *m, bool try, uint64_t deadline)
+/*
+ * An absolute timeout, looked at (as glibc does) only when the locker must
+ * wait: a time in the past (a negative tv_sec too) times out before a bad
+ * tv_nsec is noticed; abs NULL waits as long as it takes.
+ */
+static int timed_deadline(clockid_t clock, const struct timespec *abs, uint64_t *deadline)
+{
+	if (abs && abs->tv_sec < 0)
+		return ETIMEDOUT;
+	return fx_deadline(clock, abs, deadline) ? EINVAL : 0;
+}
+
+static int lock(pthread_mutex_t *m, bool try, clockid_t clock, const struct timespec *abs)
 {
 	struct fx_mutex *x = (struct fx_mutex *)m;
 	int me = self_id(), type = x->kind & KIND_TYPE_MASK, expect = 0;
@@ -143,7 +155,10 @@ static int lock(pthread_mutex_t *m, bool try, uint64_t deadline)
 						     memory_order_relaxed)) {
 		if (try)
 			return EBUSY;
-		int err = lock_slow(x, deadline);
+		uint64_t deadline;
+		int err = timed_deadline(clock, abs, &deadline);
+		if (!err)
+			err = lock_slow(x, deadline);
 		if (err)
 			return err;
 	}
@@ -156,25 +171,24 @@ FX_PUBLIC int pthread_mutex_lock(pthread_mutex_t *m)
 {
 	if (!ours(m))
 		return REAL(pthread_mutex_lock)(m);
-	return lock(m, false, UINT64_MAX);
+	return lock(m, false, CLOCK_MONOTONIC, NULL);
 }
 
 FX_PUBLIC int pthread_mutex_trylock(pthread_mutex_t *m)
 {
 	if (!ours(m))
 		return REAL(pthread_mutex_trylock)(m);
-	return lock(m, true, UINT64_MAX);
+	return lock(m, true, CLOCK_MONOTONIC, NULL);
 }
 
 FX_PUBLIC int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abs)
 {
-	uint64_t deadline;
-
 	if (!ours(m))
 		return REAL(pthread_mutex_clocklock)(m, clock, abs);
-	if ((clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC) || fx_deadline(clock, abs, &deadline))
+	/* the clock first; the time only if it must wait (see timed_deadline) */
+	if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
 		return EINVAL;
-	return lock(m, false, deadline);
+	return lock(m, false, clock, abs);
 }
 
 FX_PUBLIC int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abs)

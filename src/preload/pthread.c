@@ -88,8 +88,6 @@ static int join(pthread_t thread, void **ret, bool try, clockid_t clock, const s
 		return ESRCH;
 	if (t == me)
 		return EDEADLK;
-	if (fx_deadline(clock, abs, &deadline))
-		return EINVAL;
 	if (!try)
 		fx_testcancel(); /* pthread_join is a cancellation point */
 	fx_spin_lock(&t->join_lock);
@@ -101,6 +99,19 @@ static int join(pthread_t thread, void **ret, bool try, clockid_t clock, const s
 		if (try) {
 			fx_spin_unlock(&t->join_lock);
 			return EBUSY;
+		}
+		/*
+		 * The time only matters now that it must wait, as in glibc: a
+		 * finished thread is joined whatever it is, and a past one (a
+		 * negative tv_sec too) times out before a bad tv_nsec is noticed.
+		 */
+		if (abs && abs->tv_sec < 0) {
+			fx_spin_unlock(&t->join_lock);
+			return ETIMEDOUT;
+		}
+		if (fx_deadline(clock, abs, &deadline)) {
+			fx_spin_unlock(&t->join_lock);
+			return EINVAL;
 		}
 		struct fx_waiter w;
 		fx_waiter_init(&w); /* a uthread switches away; another thread sleeps on a futex */

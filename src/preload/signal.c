@@ -135,7 +135,7 @@ static int wait_for(const sigset_t *set, siginfo_t *info, const struct timespec 
 			errno = EINVAL;
 			return -1;
 		}
-		deadline = fx_now_ns() + (uint64_t)timeout->tv_sec * 1000000000u + (uint64_t)timeout->tv_nsec;
+		deadline = fx_deadline_after(timeout);
 	}
 	fx_testcancel();
 	int r = fx_sig_wait(to_bits(set), info ? info : &mine, deadline);

@@ -137,7 +137,7 @@ static int deadline_of(const struct timespec *ts, bool absolute, bool realtime, 
 		return -EINVAL;
 	if (absolute)
 		return fx_deadline(realtime ? CLOCK_REALTIME : CLOCK_MONOTONIC, ts, deadline);
-	*deadline = fx_now_ns() + (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
+	*deadline = fx_deadline_after(ts);
 	return 0;
 }
 

@@ -176,10 +176,15 @@ bool fx_waiter_wake(struct fx_waiter *w)
 	return true;
 }
 
-/* Converts an absolute time on clock to a CLOCK_MONOTONIC deadline in ns. */
+/*
+ * Converts an absolute time on clock to a CLOCK_MONOTONIC deadline in ns.
+ * A time already past is now (a negative tv_sec too); one too far ahead
+ * to count in 64-bit ns (tv_sec up to LONG_MAX) saturates to UINT64_MAX,
+ * no deadline, instead of wrapping to one in the past.
+ */
 int fx_deadline(clockid_t clock, const struct timespec *abs, uint64_t *deadline)
 {
-	struct timespec now;
+	struct timespec now, left;
 
 	if (!abs) {
 		*deadline = UINT64_MAX;
@@ -189,8 +194,21 @@ int fx_deadline(clockid_t clock, const struct timespec *abs, uint64_t *deadline)
 		return -EINVAL;
 	if (clock_gettime(clock, &now))
 		return -EINVAL;
-	int64_t left = (int64_t)(abs->tv_sec - now.tv_sec) * 1000000000 + (abs->tv_nsec - now.tv_nsec);
-	*deadline = fx_now_ns() + (left > 0 ? (uint64_t)left : 0);
+	uint64_t base = fx_now_ns();
+	if (abs->tv_sec < now.tv_sec || (abs->tv_sec == now.tv_sec && abs->tv_nsec <= now.tv_nsec)) {
+		*deadline = base;
+		return 0;
+	}
+	if (__builtin_sub_overflow(abs->tv_sec, now.tv_sec, &left.tv_sec)) {
+		*deadline = UINT64_MAX;
+		return 0;
+	}
+	left.tv_nsec = abs->tv_nsec - now.tv_nsec;
+	if (left.tv_nsec < 0) {
+		left.tv_nsec += 1000000000L;
+		left.tv_sec--;
+	}
+	*deadline = fx_add_sat(base, fx_ts_ns_sat(&left));
 	return 0;
 }
 

@@ -442,19 +442,19 @@ static void op_wait(struct state *s, struct flexsc_queue *q, struct in *in, uint
 	switch (kind % 4) {
 	case 0:
 		err = flexsc_wait_one(q, calls[0], u8(in) % 2 ? &rets[0] : NULL, tp);
-		ALLOW("flexsc_wait_one", err, 0, -EINVAL, -ESTALE, -ETIME, -EINTR);
+		ALLOW("flexsc_wait_one", err, 0, -EINVAL, -EXDEV, -ESTALE, -ETIME, -EINTR);
 		break;
 	case 1:
 		idx = ~0u;
 		err = flexsc_wait_any(q, u8(in) % 16 ? calls : NULL, u8(in) % 16 ? n : 0,
 				      u8(in) % 2 ? &idx : NULL, u8(in) % 2 ? &rets[0] : NULL, tp);
-		ALLOW("flexsc_wait_any", err, 0, -EINVAL, -ESTALE, -ETIME, -EINTR, -ENOMEM);
+		ALLOW("flexsc_wait_any", err, 0, -EINVAL, -EXDEV, -ESTALE, -ETIME, -EINTR, -ENOMEM);
 		if (err == 0 && idx != ~0u && idx >= n)
 			bad_result("flexsc_wait_any: index", (long)idx);
 		break;
 	case 2:
 		err = flexsc_wait_all(q, calls, n, u8(in) % 2 ? rets : NULL, tp);
-		ALLOW("flexsc_wait_all", err, 0, -EINVAL, -ESTALE, -ETIME, -EINTR, -ENOMEM);
+		ALLOW("flexsc_wait_all", err, 0, -EINVAL, -EXDEV, -ESTALE, -ETIME, -EINTR, -ENOMEM);
 		break;
 	default:
 		err = flexsc_wait(q, tp);
@@ -628,7 +628,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		case 6:
 			err = flexsc_poll(q, pick_call(&s, &in), u8(&in) % 2 ? &r : NULL);
-			ALLOW("flexsc_poll", err, 0, -EINPROGRESS, -EINVAL, -ESTALE);
+			ALLOW("flexsc_poll", err, 0, -EINPROGRESS, -EINVAL, -EXDEV, -ESTALE);
 			break;
 		case 7:
 			op_wait(&s, q, &in, u8(&in));
@@ -646,7 +646,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		case 9:
 			err = flexsc_cancel(q, pick_call(&s, &in));
-			ALLOW("flexsc_cancel", err, 0, -EINVAL, -ESTALE, -EALREADY, -EBUSY);
+			ALLOW("flexsc_cancel", err, 0, -EINVAL, -EXDEV, -ESTALE, -EALREADY, -EBUSY);
 			break;
 		case 10: { /* a synchronous call: only harmless ones, which never block */
 			struct call c = pick_syscall(&s, &in);

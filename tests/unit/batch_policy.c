@@ -24,7 +24,7 @@ static const struct timespec long_ts = { 30, 0 };
 
 static uint8_t status_of(const struct flexsc_queue *q, flexsc_call_t c)
 {
-	return __atomic_load_n(&q->entries[(uint32_t)c - 1].status, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&q->entries[(c & 0xffff) - 1].status, __ATOMIC_ACQUIRE); /* the index part */
 }
 
 static struct flexsc_stats stats(const struct flexsc_queue *q)

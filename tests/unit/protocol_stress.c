@@ -114,7 +114,7 @@ static void fail(const struct worker *w, const char *what, uint32_t seq, int64_t
 /* One completion, by whatever path: must be a live call of ours, once, with its result. */
 static void account(struct worker *w, flexsc_call_t call, uint32_t seq, int64_t ret)
 {
-	uint32_t low = (uint32_t)call;
+	uint32_t low = (uint32_t)call & 0xffff; /* index + 1 (above it, the queue's tag) */
 
 	if (low == 0 || low > NENTRIES)
 		fail(w, "completion names no entry", seq, (int64_t)call);
@@ -177,7 +177,7 @@ static bool post_one(struct worker *w)
 		fail(w, "flexsc_post failed", seq, err);
 	if (w->live == NENTRIES)
 		fail(w, "posted with every entry in use", seq, (int64_t)call);
-	uint32_t low = (uint32_t)call;
+	uint32_t low = (uint32_t)call & 0xffff; /* index + 1 (above it, the queue's tag) */
 	if (low == 0 || low > NENTRIES)
 		fail(w, "descriptor names no entry", seq, (int64_t)call);
 	struct slot *s = &w->slot[low - 1];
