@@ -151,10 +151,16 @@ FX_EXPORT void flexsc_creds_changed(void)
 	snapshot_caller();
 }
 
+void *(*fx_creds_impl)(const char *name);
+
+/* libc's function, or the runtime's version of it when it has one (fx_creds_impl) */
 #define REAL(name) \
-	static __typeof__(name) *real; \
+	static __typeof__(name) *libc_fn; \
+	if (!libc_fn) \
+		libc_fn = (__typeof__(name) *)dlsym(RTLD_NEXT, #name); \
+	__typeof__(name) *real = fx_creds_impl ? (__typeof__(name) *)fx_creds_impl(#name) : NULL; \
 	if (!real) \
-		real = (__typeof__(name) *)dlsym(RTLD_NEXT, #name); \
+		real = libc_fn; \
 	if (!real) { \
 		errno = ENOSYS; \
 		return -1; \

@@ -194,6 +194,13 @@ void fx_creds_probe_seccomp(void);
  */
 extern bool (*fx_thread_state_call)(long nr, const long *args, long *ret);
 
+/*
+ * Set by the M-on-N runtime (src/threads/setxid.c): its own version of a
+ * libc function creds.c wraps (the set*id family and setgroups, which
+ * must change every carrier), or NULL for libc's. NULL without the runtime.
+ */
+extern void *(*fx_creds_impl)(const char *name);
+
 /* descriptors with socket timeouts io_uring would ignore (src/core/sockopt.c) */
 extern _Atomic bool fx_fd_marks_used;
 bool fx_fd_timed(int fd);

@@ -40,6 +40,7 @@ __attribute__((constructor(101))) static void preload_start(void)
 		return;
 	}
 	fx_rt_active = true;
+	fx_creds_impl = fx_setxid_impl; /* set*id, setgroups: every carrier changes (threads/setxid.c) */
 }
 
 __attribute__((destructor)) static void preload_stats(void)
