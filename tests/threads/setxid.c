@@ -8,9 +8,11 @@
  *      main waits for them by yielding (the busy threads never block, so
  *      under flexsc-run a sleeper's timer would wait for a carrier to go
  *      idle);
- *   2. setgroups({4242, 65534}), setgid(65534), setuid(65534) each return
- *      0, within 5 s (a hang is caught by a 60 s watchdog alarm, whose
- *      default action ends the process);
+ *   2. initgroups of a user no group lists, with group 4242, returns 0
+ *      within 5 s, and every kernel thread of the process has groups
+ *      {4242} (point 4); then setgroups({4242, 65534}), setgid(65534),
+ *      setuid(65534) each return 0, within 5 s (a hang is caught by a 60 s
+ *      watchdog alarm, whose default action ends the process);
  *   3. then in every thread, the main one too: syscall(SYS_getresuid) and
  *      SYS_getresgid give 65534 three times, SYS_getgroups the two groups,
  *      setfsuid(-1) and setfsgid(-1) 65534, and opening a root-only 0600
@@ -288,6 +290,9 @@ int main(void)
 	for (double t0 = now_s(); now_s() - t0 < 0.1;)
 		sched_yield(); /* the others into their read and pthread_cond_wait */
 
+	/* a user no group lists: the group given only */
+	TIMED("initgroups returns 0", initgroups("flexsc-setxid-no-such-user", EXTRA_GROUP), 0, 0);
+	result("every kernel thread of the process has its groups", every_task_has(0, "4242"));
 	gid_t groups[2] = { EXTRA_GROUP, NOBODY }; /* in the order the kernel keeps them */
 	TIMED("setgroups returns 0", setgroups(2, groups), 0, 0);
 	TIMED("setgid returns 0", setgid(NOBODY), 0, 0);
