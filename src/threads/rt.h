@@ -103,6 +103,11 @@ struct fx_carrier {
 	struct fx_uthread *prev;    /* switched away from; its on_cpu is cleared after the switch */
 	struct flexsc_queue *q;     /* this carrier's syscall pages */
 	int index, cpu, tid;
+	/*
+	 * The TCB glibc knows this kernel thread by (its NPTL thread; carrier
+	 * 0's is the process's first thread's, which a uthread now runs on):
+	 * glibc's SIGSETXID broadcast is accounted against it (setxid.c).
+	 */
 	pthread_t pthread;
 
 	_Atomic int rq_lock;
@@ -209,6 +214,17 @@ bool fx_never_restarted(long nr, const uint64_t *args);
 void fx_rt_cpus(cpu_set_t *set);
 struct fx_uthread *fx_uthread_self(void);
 extern _Atomic int fx_rt_live_uthreads;
+
+/* src/threads/setxid.c: set*id and setgroups change every carrier (libc's contract, -1 and errno) */
+int fx_rt_setuid(uid_t u);
+int fx_rt_setgid(gid_t g);
+int fx_rt_seteuid(uid_t u);
+int fx_rt_setegid(gid_t g);
+int fx_rt_setreuid(uid_t r, uid_t e);
+int fx_rt_setregid(gid_t r, gid_t e);
+int fx_rt_setresuid(uid_t r, uid_t e, uid_t s);
+int fx_rt_setresgid(gid_t r, gid_t e, gid_t s);
+int fx_rt_setgroups(size_t n, const gid_t *list);
 
 /* src/threads/uthread.c */
 int fx_uthread_init(void);

@@ -826,6 +826,7 @@ int fx_rt_after_fork_child(void)
 		fx_carriers[i] = NULL;
 	fx_carriers[0] = c;
 	c->index = 0;
+	c->pthread = (pthread_t)self->tcb; /* glibc's fork made the forking thread the only one it knows */
 	c->tid = (int)fx_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
 	c->rq_head = c->rq_tail = NULL;
 	atomic_store(&c->rq_len, 0);
@@ -1039,6 +1040,7 @@ int fx_rt_start(void)
 	if (err)
 		return err;
 	fx_carriers[0] = c0;
+	c0->pthread = (pthread_t)fx_main_uthread->tcb; /* glibc's main thread */
 	fx_main_uthread->sigmask = c0->kmask;
 	atomic_store(&fx_main_uthread->on_cpu, 1);
 	atomic_store(&fx_main_uthread->state, FX_U_RUNNING);
