@@ -1,18 +1,72 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * syscall() and prctl(): the generic entries through which a program
+ * syscall(), prctl() and the calls that give a thread an identity of its
+ * own.
+ *
+ * syscall() and prctl() are the generic entries through which a program
  * reaches per-thread kernel state that the runtime keeps per uthread
  * (threads/kstate.c: the robust list, the alternate signal stack, the
- * thread's name, futexes). Everything else goes to the kernel unchanged;
- * identity changes need no bookkeeping here, the hand-over of every call
- * asks the kernel (core/identity.c).
+ * thread's name, futexes).
+ *
+ * Per-thread identity: credentials changed with the raw system call
+ * (glibc's set*id functions are process-wide: preload/setxid.c),
+ * setfsuid, capset, a seccomp filter without TSYNC, no_new_privs, the
+ * capability bounding and ambient sets, securebits, unshare, setns and
+ * personality are the kernel thread's. Made on a carrier, they would be
+ * the carrier's: every uthread that runs there next would have them, and
+ * the uthread that made them would lose them when it moves. So the uthread
+ * first gets a kernel thread of its own for the rest of its life
+ * (fx_rt_bind), and makes the change there. A change made with an inline
+ * system call instruction is not seen (docs/threads.md).
  */
 #define _GNU_SOURCE
+#include <linux/capability.h>
+#include <linux/seccomp.h>
+#include <sched.h>
 #include <stdarg.h>
+#include <sys/fsuid.h>
+#include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
 #include "preload/real.h"
+
+/* Whether prctl's option changes the calling thread's identity only. */
+static bool prctl_own_identity(long option)
+{
+	switch (option) {
+	case PR_SET_SECCOMP: case PR_SET_NO_NEW_PRIVS: case PR_CAPBSET_DROP:
+	case PR_SET_SECUREBITS: case PR_CAP_AMBIENT: case PR_SET_KEEPCAPS:
+		return true;
+	}
+	return false;
+}
+
+/* Whether system call nr, with these arguments, changes the calling thread's identity only. */
+static bool own_identity(long nr, const long *a)
+{
+	switch (nr) {
+	case SYS_setuid: case SYS_setgid: case SYS_setreuid: case SYS_setregid:
+	case SYS_setresuid: case SYS_setresgid: case SYS_setfsuid: case SYS_setfsgid:
+	case SYS_setgroups: case SYS_capset: case SYS_unshare: case SYS_setns:
+		return true;
+	case SYS_personality:
+		return (unsigned)a[0] != 0xffffffff; /* that one only asks */
+	case SYS_seccomp: /* with TSYNC it is every thread's: the kernel sees to the carriers */
+		return a[0] == SECCOMP_SET_MODE_STRICT ||
+		       (a[0] == SECCOMP_SET_MODE_FILTER && !(a[1] & SECCOMP_FILTER_FLAG_TSYNC));
+	case SYS_prctl:
+		return prctl_own_identity(a[0]);
+	}
+	return false;
+}
+
+/* Before a change of the caller's own identity: a kernel thread of its own. */
+static void bind_for(long nr, const long *a)
+{
+	if (fx_rt_active && own_identity(nr, a))
+		fx_rt_bind();
+}
 
 FX_PUBLIC long syscall(long nr, ...)
 {
@@ -23,6 +77,7 @@ FX_PUBLIC long syscall(long nr, ...)
 	for (int i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
+	bind_for(nr, a);
 	if (!fx_rt_active || !fx_kstate_call(nr, a, &r))
 		r = fx_raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	return fx_libc_ret(r);
@@ -37,7 +92,45 @@ FX_PUBLIC int prctl(int option, ...)
 	for (int i = 1; i < 5; i++)
 		a[i] = (long)va_arg(ap, unsigned long);
 	va_end(ap);
+	bind_for(SYS_prctl, a);
 	if (!fx_rt_active || !fx_kstate_call(SYS_prctl, a, &r))
 		r = fx_raw_syscall6(SYS_prctl, a[0], a[1], a[2], a[3], a[4], 0);
 	return (int)fx_libc_ret(r);
+}
+
+/* The libc functions that change only the calling thread's identity: bound first. */
+FX_PUBLIC int setfsuid(uid_t fsuid)
+{
+	bind_for(SYS_setfsuid, (long[6]){ 0 });
+	return REAL(setfsuid)(fsuid);
+}
+
+FX_PUBLIC int setfsgid(gid_t fsgid)
+{
+	bind_for(SYS_setfsgid, (long[6]){ 0 });
+	return REAL(setfsgid)(fsgid);
+}
+
+FX_PUBLIC int capset(cap_user_header_t hdr, const cap_user_data_t data)
+{
+	bind_for(SYS_capset, (long[6]){ 0 });
+	return REAL(capset)(hdr, data);
+}
+
+FX_PUBLIC int unshare(int flags)
+{
+	bind_for(SYS_unshare, (long[6]){ 0 });
+	return REAL(unshare)(flags);
+}
+
+FX_PUBLIC int setns(int fd, int nstype)
+{
+	bind_for(SYS_setns, (long[6]){ 0 });
+	return REAL(setns)(fd, nstype);
+}
+
+FX_PUBLIC int personality(unsigned long persona)
+{
+	bind_for(SYS_personality, (long[6]){ (long)persona });
+	return REAL(personality)(persona);
 }

@@ -136,6 +136,16 @@ struct fx_carrier {
 	uint64_t spec_t0, spec_calls0, spec_idle0;
 	uint64_t idle_ns;           /* time asleep in idle_sleep */
 
+	/*
+	 * An exclusive carrier (fx_rt_bind): it runs only `own`, is in no list
+	 * of carriers (nobody steals from it, it steals from nobody), and ends
+	 * once own has exited, back in its native context.
+	 */
+	struct fx_uthread *own;
+	_Atomic bool own_exited;
+	void *native_sp;
+	uint64_t native_tcb;
+
 	/* counters for --stats */
 	uint64_t switches, syscalls, idle_sleeps, steals, overflowed;
 	uint64_t by_nr[512];
@@ -214,6 +224,16 @@ bool fx_never_restarted(long nr, const uint64_t *args);
 void fx_rt_cpus(cpu_set_t *set);
 struct fx_uthread *fx_uthread_self(void);
 extern _Atomic int fx_rt_live_uthreads;
+
+/*
+ * Gives the calling uthread a kernel thread of its own for the rest of its
+ * life (an exclusive carrier), so that per-thread kernel identity it is
+ * about to take (its own credentials, seccomp filter, namespaces, fs
+ * context) stays its own, as under NPTL. 0 (also when it is not a
+ * uthread, or already bound), or -errno: no thread could be made, or the
+ * caller is a signal handler; the caller then runs where it is.
+ */
+int fx_rt_bind(void);
 
 /* src/threads/setxid.c: set*id and setgroups change every carrier (libc's contract, -1 and errno) */
 int fx_rt_setuid(uid_t u);

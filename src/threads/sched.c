@@ -428,7 +428,7 @@ void fx_interrupt_call(struct fx_uthread *u)
 			 * the call. Not otherwise: the signal would cut short whatever
 			 * system call the carrier makes for another uthread.
 			 */
-			if (flexsc_engine_in_use(fx_rt_instance) == FLEXSC_ENGINE_SYNC)
+			if (c->own || flexsc_engine_in_use(fx_rt_instance) == FLEXSC_ENGINE_SYNC)
 				fx_raw_syscall6(SYS_tgkill, getpid(), c->tid, FX_SIG_INTERRUPT, 0, 0, 0);
 		}
 	}
@@ -469,10 +469,11 @@ static bool has_work(struct fx_carrier *c)
 /* Sleeps until a call completes, a kick, or the earliest timer. */
 static void idle_sleep(struct fx_carrier *c)
 {
-	uint64_t deadline = UINT64_MAX;
+	uint64_t deadline = fx_timers_next(c);
 	struct timespec rel, *relp = NULL;
 
-	for (unsigned i = 0; i < fx_ncarriers; i++) {
+	/* a shared carrier fires the others' timers too (steal); an exclusive one only its own */
+	for (unsigned i = 0; i < fx_ncarriers && !c->own; i++) {
 		uint64_t d = fx_carriers[i] ? fx_timers_next(fx_carriers[i]) : UINT64_MAX;
 		deadline = d < deadline ? d : deadline;
 	}
@@ -540,12 +541,14 @@ static void idle_loop(void *arg)
 		finish_switch();
 		c->in_rt = 1;
 		struct fx_uthread *next = pick_next(c);
-		if (!next)
+		if (!next && !c->own)
 			next = steal(c);
 		if (next) {
 			switch_to(c, &c->idle->sp, NULL, next);
 			continue;
 		}
+		if (c->own && atomic_load(&c->own_exited))
+			fx_ctx_switch(&c->idle->sp, c->native_sp, c->native_tcb); /* to carrier_main's end */
 		idle_sleep(c);
 		if (fx_rt_specialize)
 			specialize_tick(c);
@@ -587,6 +590,8 @@ void fx_uthread_exit(void *result)
 	bool detached = atomic_load(&self->detached);
 	fx_spin_unlock(&self->join_lock);
 	c = fx_carrier_self();
+	if (c->own == self)
+		atomic_store(&c->own_exited, true); /* its carrier ends with it */
 	struct fx_uthread *next = pick_next(c);
 	if (detached && self != fx_main_uthread)
 		c->to_free = self; /* freed by the next context, off this stack */
@@ -731,6 +736,15 @@ static int parse_cpus(const char *s, int *out, int max)
 	return n;
 }
 
+/*
+ * The instance of the exclusive carriers' queues: the sync engine, one
+ * page each. An exclusive carrier runs one uthread, so its calls run on it
+ * as that uthread's own NPTL thread would make them (and cancellation and
+ * signals reach them as with the sync engine); a queue of the runtime's
+ * instance would cost a ring and a syscall-thread slot per bound thread.
+ */
+static struct flexsc *bound_instance;
+
 static struct fx_carrier *carrier_new(int index, int cpu)
 {
 	struct fx_carrier *c = aligned_alloc(FX_CACHELINE, (sizeof(*c) + FX_CACHELINE - 1) & ~(size_t)(FX_CACHELINE - 1));
@@ -749,18 +763,19 @@ static int carrier_enter(struct fx_carrier *c)
 {
 	__asm__ volatile("wrgsbase %0" : : "r"((uintptr_t)c));
 	c->tid = (int)fx_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
-	if (c->cpu >= 0) {
-		cpu_set_t set;
-		CPU_ZERO(&set);
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	if (c->cpu >= 0)
 		CPU_SET(c->cpu, &set);
-		sched_setaffinity(0, sizeof(set), &set);
-	}
+	else
+		fx_rt_cpus(&set); /* an exclusive carrier: anywhere the program's threads run */
+	sched_setaffinity(0, sizeof(set), &set);
 	c->in_rt = 1;
 	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&c->kmask, 8, 0, 0);
 	size_t len;
 	if (fx_raw_syscall6(SYS_get_robust_list, 0, (long)&c->krobust, (long)&len, 0, 0, 0))
 		c->krobust = NULL;
-	int err = flexsc_queue_create(fx_rt_instance, &c->q);
+	int err = flexsc_queue_create(c->own ? bound_instance : fx_rt_instance, &c->q);
 	c->idle = fx_sched_context_create(idle_loop, c);
 	c->in_rt = 0;
 	return err ? err : c->idle ? 0 : -ENOMEM;
@@ -769,14 +784,71 @@ static int carrier_enter(struct fx_carrier *c)
 static void *carrier_main(void *arg)
 {
 	struct fx_carrier *c = arg;
-	void *native_sp;
 
 	if (carrier_enter(c)) {
 		fprintf(stderr, "flexsc-run: carrier %d could not start\n", c->index);
 		abort();
 	}
-	fx_ctx_switch(&native_sp, c->idle->sp, c->idle->tcb);
-	abort(); /* the native context of a carrier is never resumed */
+	__asm__ volatile("rdfsbase %0" : "=r"(c->native_tcb));
+	fx_ctx_switch(&c->native_sp, c->idle->sp, c->idle->tcb);
+	/* only an exclusive carrier comes back, once its uthread has exited */
+	c->in_rt = 1;
+	flexsc_queue_destroy(c->q);
+	fx_uthread_free(c->idle);
+	__asm__ volatile("wrgsbase %0" : : "r"(0ul));
+	free(c);
+	return NULL;
+}
+
+int fx_rt_bind(void)
+{
+	struct fx_carrier *c = fx_carrier_self();
+	struct fx_uthread *self = c ? c->current : NULL;
+	pthread_attr_t attr;
+
+	if (!self || c->in_rt || c->own == self)
+		return 0;
+	if (c->in_handler)
+		return -EINTR;
+	static int (*real_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+	static _Atomic int lock;
+	if (!real_create)
+		real_create = dlsym(RTLD_NEXT, "pthread_create");
+	c->in_rt = 1;
+	fx_spin_lock(&lock);
+	int err = 0;
+	if (!bound_instance) {
+		struct flexsc_config cfg;
+		flexsc_config_init(&cfg);
+		cfg.engine = FLEXSC_ENGINE_SYNC;
+		cfg.pages_per_queue = 1;
+		cfg.flags |= FLEXSC_QUIET;
+		err = flexsc_register(&bound_instance, &cfg);
+	}
+	fx_spin_unlock(&lock);
+	struct fx_carrier *k = err ? NULL : carrier_new(-1, -1);
+	if (!k) {
+		c->in_rt = 0;
+		return err ? err : -ENOMEM;
+	}
+	k->own = self;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	err = real_create(&k->pthread, &attr, carrier_main, k);
+	pthread_attr_destroy(&attr);
+	if (err) {
+		free(k);
+		c->in_rt = 0;
+		return -err;
+	}
+	/* as a wake does: it resumes on k once this carrier has switched away from it */
+	atomic_store_explicit(&self->state, FX_U_RUNNABLE, memory_order_relaxed);
+	self->home = k;
+	rq_push(k, self);
+	kick(k);
+	c->in_rt = 0;
+	fx_block();
+	return 0;
 }
 
 /* Called before the program's first pthread_create: the other carriers. */
@@ -818,6 +890,9 @@ int fx_rt_after_fork_child(void)
 	fx_fork_gen++;
 	fx_overflow_after_fork_child();
 	flexsc_forget(fx_rt_instance);
+	if (bound_instance)
+		flexsc_forget(bound_instance); /* its carriers are gone */
+	bound_instance = NULL;
 	int err = flexsc_register(&fx_rt_instance, &rt_cfg);
 	c->q = NULL;
 	if (!err)
@@ -841,6 +916,7 @@ int fx_rt_after_fork_child(void)
 	c->inflight = 0;
 	c->prev = NULL;
 	c->to_free = NULL;
+	c->own = NULL; /* a bound uthread that forked: the child's threads share this carrier */
 	c->in_rt = 0;
 	self->home = c;
 	fx_uthread_set_tid(self, c->tid);
