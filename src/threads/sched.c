@@ -55,6 +55,7 @@
 #include "threads/overflow.h"
 #include "threads/rt.h"
 #include "threads/signals.h"
+#include "threads/ufutex.h"
 #include "threads/wait.h"
 
 #ifndef HWCAP2_FSGSBASE
@@ -810,7 +811,12 @@ int fx_rt_after_fork_child(void)
 	if (!self)
 		return 0;
 	c->in_rt = 1; /* the library's own close() and friends must not be posted */
-	fx_fork_gen++;
+	/* the generation: noticed at the first look after the fork, or here without a fork mark */
+	if (fx_fork_mark)
+		fx_gen();
+	else
+		fx_fork_gen++;
+	fx_ufutex_after_fork_child();
 	fx_overflow_after_fork_child();
 	flexsc_forget(fx_rt_instance);
 	int err = flexsc_register(&fx_rt_instance, &rt_cfg);
@@ -829,6 +835,12 @@ int fx_rt_after_fork_child(void)
 	atomic_store(&c->timer_lock, 0);
 	atomic_store(&c->cancel_inbox, NULL);
 	atomic_store(&self->in_inbox, 0);
+	/* its own locks, which a parent thread (a joiner, a signaller) may have held at the fork */
+	atomic_store(&self->join_lock, 0);
+	atomic_store(&self->cancel_lock, 0);
+	self->join_waiter = NULL;
+	self->cancel_waiter = NULL;
+	self->intr_waiter = NULL;
 	c->cancelling = NULL;
 	self->cancelling_call = 0;
 	atomic_store(&c->sleeping, FX_C_AWAKE);
