@@ -46,11 +46,22 @@ void fx_fork_mark_init(void)
 	fx_fork_mark = p;
 }
 
-/* In a fork child, at its first look: only the forking thread runs. */
+/*
+ * In a fork child, at its first look. Only the forking thread runs then,
+ * unless a child made threads before any of them looked (no runtime, so
+ * no atfork handler looked first): the lock next to the mark, wiped with
+ * it, makes sure the generation moves once.
+ */
 void fx_fork_noticed(void)
 {
-	fx_fork_gen++;
-	atomic_store(fx_fork_mark, 1);
+	_Atomic int *lock = (_Atomic int *)(fx_fork_mark + 1);
+
+	fx_spin_lock(lock);
+	if (!atomic_load(fx_fork_mark)) {
+		fx_fork_gen++;
+		atomic_store(fx_fork_mark, 1); /* after the generation: fx_gen loads them in that order */
+	}
+	fx_spin_unlock(lock);
 }
 
 bool fx_wl_lock_slow(_Atomic int *l, int stamp)

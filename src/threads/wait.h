@@ -40,7 +40,7 @@ static inline unsigned fx_gen(void)
 {
 	_Atomic unsigned *m = fx_fork_mark;
 
-	if (fx_unlikely(m && !atomic_load_explicit(m, memory_order_relaxed)))
+	if (fx_unlikely(m && !atomic_load_explicit(m, memory_order_acquire)))
 		fx_fork_noticed();
 	return fx_fork_gen;
 }
