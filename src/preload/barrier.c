@@ -40,6 +40,13 @@ struct fx_barrier {
 };
 _Static_assert(sizeof(struct fx_barrier) == sizeof(pthread_barrier_t), "glibc's barrier size");
 
+/* The wait-list lock; taken over from a thread a fork left behind, the list is the parent's: emptied. */
+static void wl_lock(struct fx_barrier *x)
+{
+	if (fx_wl_lock(&x->wl))
+		fx_wlist_reset(&x->waiters);
+}
+
 #define BARRIER_MAGIC 0xF1E8BA77u
 
 static bool ours(const pthread_barrier_t *b)
@@ -73,12 +80,12 @@ FX_PUBLIC int pthread_barrier_destroy(pthread_barrier_t *b)
 	if (!ours(b))
 		return REAL(pthread_barrier_destroy)(b);
 	/* the lock: the thread that ended the last round may still be letting go of it */
-	fx_spin_lock(&x->wl);
+	wl_lock(x);
 	if (x->arrived)
 		err = EBUSY;
 	else
 		x->magic = 0;
-	fx_spin_unlock(&x->wl);
+	fx_wl_unlock(&x->wl);
 	return err;
 }
 
@@ -90,17 +97,17 @@ FX_PUBLIC int pthread_barrier_wait(pthread_barrier_t *b)
 	if (!ours(b))
 		return REAL(pthread_barrier_wait)(b);
 	fx_waiter_init(&w);
-	fx_spin_lock(&x->wl);
+	wl_lock(x);
 	if (++x->arrived < x->count) {
 		fx_wlist_push(&x->waiters, &w);
-		fx_spin_unlock(&x->wl);
+		fx_wl_unlock(&x->wl);
 		fx_waiter_sleep(&w, UINT64_MAX); /* no deadline, not a cancellation point */
 		return 0;
 	}
 	round = x->waiters.head;
 	x->waiters.head = x->waiters.tail = NULL;
 	x->arrived = 0;
-	fx_spin_unlock(&x->wl);
+	fx_wl_unlock(&x->wl);
 	while (round) {
 		struct fx_waiter *next = round->next; /* before the wake: its waiter then goes */
 		fx_waiter_wake(round);

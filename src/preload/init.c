@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "preload/real.h"
+#include "threads/wait.h"
 
 bool fx_rt_active;
 
@@ -81,6 +82,7 @@ __attribute__((constructor(101))) static void preload_start(void)
 	/* syscall threads are kernel threads, whatever pthread_create means to the program */
 	fx_os_pthread_create = REAL(pthread_create);
 	fx_os_pthread_join = REAL(pthread_join);
+	fx_fork_mark_init(); /* the synchronisation objects are ours even without the runtime */
 	int err = fx_rt_start();
 
 	if (err) {

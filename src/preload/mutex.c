@@ -45,6 +45,13 @@ struct fx_mutex {
 _Static_assert(sizeof(struct fx_mutex) <= sizeof(pthread_mutex_t), "fits glibc's mutex");
 _Static_assert(offsetof(struct fx_mutex, kind) == 16, "kind where glibc keeps __kind");
 
+/* The wait-list lock; taken over from a thread a fork left behind, the list is the parent's: emptied. */
+static void wl_lock(struct fx_mutex *x)
+{
+	if (fx_wl_lock(&x->wl))
+		fx_wlist_reset(&x->waiters);
+}
+
 #define KIND_TYPE_MASK 3
 #define KIND_ROBUST 16
 #define KIND_PI 32
@@ -103,12 +110,12 @@ static int lock_slow(struct fx_mutex *x, uint64_t deadline)
 	struct fx_waiter w;
 
 	fx_waiter_init(&w);
-	fx_spin_lock(&x->wl);
+	wl_lock(x);
 	for (;;) {
 		int v = atomic_load(&x->lock);
 		if (v == 0) {
 			if (atomic_compare_exchange_strong(&x->lock, &v, x->waiters.head ? 2 : 1)) {
-				fx_spin_unlock(&x->wl);
+				fx_wl_unlock(&x->wl);
 				return 0;
 			}
 		} else if (v == 2 || atomic_compare_exchange_strong(&x->lock, &v, 2)) {
@@ -116,11 +123,11 @@ static int lock_slow(struct fx_mutex *x, uint64_t deadline)
 		}
 	}
 	fx_wlist_push(&x->waiters, &w);
-	fx_spin_unlock(&x->wl);
+	fx_wl_unlock(&x->wl);
 	if (fx_waiter_sleep(&w, deadline) == -ETIMEDOUT) {
-		fx_spin_lock(&x->wl);
+		wl_lock(x);
 		fx_wlist_remove(&x->waiters, &w);
-		fx_spin_unlock(&x->wl);
+		fx_wl_unlock(&x->wl);
 		return ETIMEDOUT;
 	}
 	return 0; /* handed over by the unlocker: the lock word stayed held */
@@ -217,7 +224,7 @@ FX_PUBLIC int pthread_mutex_unlock(pthread_mutex_t *m)
 	if (atomic_compare_exchange_strong_explicit(&x->lock, &expect, 0, memory_order_release,
 						    memory_order_relaxed))
 		return 0;
-	fx_spin_lock(&x->wl);
+	wl_lock(x);
 	for (;;) {
 		struct fx_waiter *w = fx_wlist_pop(&x->waiters);
 		if (!w) {
@@ -229,7 +236,7 @@ FX_PUBLIC int pthread_mutex_unlock(pthread_mutex_t *m)
 			break; /* handed over */
 		/* its deadline won: try the next one */
 	}
-	fx_spin_unlock(&x->wl);
+	fx_wl_unlock(&x->wl);
 	return 0;
 }
 
@@ -251,6 +258,12 @@ struct fx_cond {
 };
 _Static_assert(sizeof(struct fx_cond) <= sizeof(pthread_cond_t), "fits glibc's condition");
 _Static_assert(offsetof(struct fx_cond, wrefs) == 36, "where glibc keeps __wrefs");
+
+static void cond_wl_lock(struct fx_cond *x)
+{
+	if (fx_wl_lock(&x->wl))
+		fx_wlist_reset(&x->waiters);
+}
 
 static bool cond_ours(const pthread_cond_t *c)
 {
@@ -291,21 +304,21 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock, con
 		return EINVAL;
 	fx_testcancel();
 	fx_waiter_init(&w);
-	fx_spin_lock(&x->wl);
+	cond_wl_lock(x);
 	fx_wlist_push(&x->waiters, &w);
-	fx_spin_unlock(&x->wl);
+	fx_wl_unlock(&x->wl);
 	/* queued before the mutex goes: a signal after the unlock finds us */
 	err = pthread_mutex_unlock(m);
 	if (err) {
-		fx_spin_lock(&x->wl);
+		cond_wl_lock(x);
 		fx_wlist_remove(&x->waiters, &w);
-		fx_spin_unlock(&x->wl);
+		fx_wl_unlock(&x->wl);
 		return err;
 	}
 	if (fx_waiter_sleep_cp(&w, deadline) == -ETIMEDOUT) {
-		fx_spin_lock(&x->wl);
+		cond_wl_lock(x);
 		fx_wlist_remove(&x->waiters, &w);
-		fx_spin_unlock(&x->wl);
+		fx_wl_unlock(&x->wl);
 		err = ETIMEDOUT;
 	}
 	pthread_mutex_lock(m);
@@ -346,11 +359,11 @@ FX_PUBLIC int pthread_cond_signal(pthread_cond_t *c)
 		return REAL(pthread_cond_signal)(c);
 	if (!x->waiters.head)
 		return 0;
-	fx_spin_lock(&x->wl);
+	cond_wl_lock(x);
 	struct fx_waiter *w;
 	while ((w = fx_wlist_pop(&x->waiters)) && !fx_waiter_wake(w))
 		; /* one whose deadline won is not a wake-up: signal the next */
-	fx_spin_unlock(&x->wl);
+	fx_wl_unlock(&x->wl);
 	return 0;
 }
 
@@ -362,10 +375,10 @@ FX_PUBLIC int pthread_cond_broadcast(pthread_cond_t *c)
 		return REAL(pthread_cond_broadcast)(c);
 	if (!x->waiters.head)
 		return 0;
-	fx_spin_lock(&x->wl);
+	cond_wl_lock(x);
 	struct fx_waiter *w;
 	while ((w = fx_wlist_pop(&x->waiters)))
 		fx_waiter_wake(w);
-	fx_spin_unlock(&x->wl);
+	fx_wl_unlock(&x->wl);
 	return 0;
 }

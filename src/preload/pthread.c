@@ -485,7 +485,9 @@ FX_PUBLIC int sched_yield(void)
 /*
  * pthread_once: glibc's waits on a futex, which would put a whole carrier
  * to sleep while the initialiser may be a uthread of that very carrier.
- * 0: not run; 1: running; 2: done.
+ * 0: not run; 2: done; running: 1 | the runner's generation << 2. As in
+ * glibc, a fork child whose parent was running the initialiser (in a
+ * thread the child does not have) runs it again.
  */
 FX_PUBLIC int pthread_once(pthread_once_t *once, void (*init)(void))
 {
@@ -495,9 +497,10 @@ FX_PUBLIC int pthread_once(pthread_once_t *once, void (*init)(void))
 		return REAL(pthread_once)(once, init);
 	for (;;) {
 		int v = atomic_load_explicit(st, memory_order_acquire);
+		int running = 1 | (int)((fx_gen() & 0x1fffffffu) << 2);
 		if (v == 2)
 			return 0;
-		if (v == 0 && atomic_compare_exchange_strong(st, &v, 1)) {
+		if ((v == 0 || v != running) && atomic_compare_exchange_strong(st, &v, running)) {
 			init();
 			atomic_store_explicit(st, 2, memory_order_release);
 			return 0;

@@ -62,6 +62,15 @@ _Static_assert(offsetof(struct fx_rwlock, shared) == offsetof(pthread_rwlock_t, 
 _Static_assert(offsetof(struct fx_rwlock, flags) == offsetof(pthread_rwlock_t, __data.__flags),
 	       "kind where glibc keeps __flags");
 
+/* The wait-list lock; taken over from a thread a fork left behind, the lists are the parent's: emptied. */
+static void wl_lock(struct fx_rwlock *x)
+{
+	if (fx_wl_lock(&x->wl)) {
+		fx_wlist_reset(&x->readers);
+		fx_wlist_reset(&x->writers);
+	}
+}
+
 #define RW_READERS 0x3fffffffu
 #define RW_WRITER  0x40000000u
 #define RW_QUEUED  0x80000000u
@@ -144,7 +153,7 @@ static int lock_slow(struct fx_rwlock *x, int want, bool try, uint64_t deadline)
 
 	fx_waiter_init(&w);
 	w.data = (uintptr_t)want;
-	fx_spin_lock(&x->wl);
+	wl_lock(x);
 	for (;;) {
 		uint32_t s = atomic_load(&x->state), n;
 
@@ -168,17 +177,17 @@ static int lock_slow(struct fx_rwlock *x, int want, bool try, uint64_t deadline)
 		}
 		if ((s & RW_QUEUED) || atomic_compare_exchange_strong(&x->state, &s, s | RW_QUEUED)) {
 			fx_wlist_push(want == WANT_READ ? &x->readers : &x->writers, &w);
-			fx_spin_unlock(&x->wl);
+			fx_wl_unlock(&x->wl);
 			if (fx_waiter_sleep(&w, deadline) == 0)
 				return 0; /* granted: the state word already counts us */
-			fx_spin_lock(&x->wl);
+			wl_lock(x);
 			fx_wlist_remove(want == WANT_READ ? &x->readers : &x->writers, &w);
 			grant(x); /* a writer that leaves may let readers in */
-			fx_spin_unlock(&x->wl);
+			fx_wl_unlock(&x->wl);
 			return ETIMEDOUT;
 		}
 	}
-	fx_spin_unlock(&x->wl);
+	fx_wl_unlock(&x->wl);
 	return err;
 }
 
@@ -316,10 +325,10 @@ FX_PUBLIC int pthread_rwlock_unlock(pthread_rwlock_t *l)
 		if (atomic_compare_exchange_strong_explicit(&x->state, &s, 0, memory_order_release,
 							    memory_order_relaxed))
 			return 0;
-		fx_spin_lock(&x->wl);
+		wl_lock(x);
 		atomic_fetch_and(&x->state, ~RW_WRITER);
 		grant(x);
-		fx_spin_unlock(&x->wl);
+		fx_wl_unlock(&x->wl);
 		return 0;
 	}
 	uint32_t s = atomic_load_explicit(&x->state, memory_order_relaxed);
@@ -332,9 +341,9 @@ FX_PUBLIC int pthread_rwlock_unlock(pthread_rwlock_t *l)
 							  memory_order_relaxed))
 			return 0;
 	}
-	fx_spin_lock(&x->wl);
+	wl_lock(x);
 	atomic_fetch_sub(&x->state, 1);
 	grant(x);
-	fx_spin_unlock(&x->wl);
+	fx_wl_unlock(&x->wl);
 	return 0;
 }

@@ -45,6 +45,13 @@ struct fx_sem {
 _Static_assert(sizeof(struct fx_sem) == sizeof(sem_t), "glibc's semaphore size");
 _Static_assert(SEM_VALUE_MAX == 0x7fffffff, "the value fits below QUEUED");
 
+/* The wait-list lock; taken over from a thread a fork left behind, the list is the parent's: emptied. */
+static void wl_lock(struct fx_sem *x)
+{
+	if (fx_wl_lock(&x->wl))
+		fx_wlist_reset(&x->waiters);
+}
+
 #define SEM_MAGIC  0xF1E85E4Du
 #define SEM_VALUE  0x7fffffffu
 #define SEM_QUEUED 0x80000000u
@@ -100,31 +107,31 @@ static int wait_slow(struct fx_sem *x, uint64_t deadline)
 
 	for (;;) {
 		fx_waiter_init(&w);
-		fx_spin_lock(&x->wl);
+		wl_lock(x);
 		uint32_t v = atomic_load(&x->value);
 		for (;;) {
 			if (v & SEM_VALUE) {
 				if (atomic_compare_exchange_weak(&x->value, &v, v - 1)) {
-					fx_spin_unlock(&x->wl);
+					fx_wl_unlock(&x->wl);
 					return 0;
 				}
 			} else if (deadline != UINT64_MAX && fx_now_ns() >= deadline) {
-				fx_spin_unlock(&x->wl);
+				fx_wl_unlock(&x->wl);
 				return ETIMEDOUT;
 			} else if ((v & SEM_QUEUED) || atomic_compare_exchange_weak(&x->value, &v, v | SEM_QUEUED)) {
 				break;
 			}
 		}
 		fx_wlist_push(&x->waiters, &w);
-		fx_spin_unlock(&x->wl);
+		fx_wl_unlock(&x->wl);
 		if (fx_waiter_sleep_cp(&w, deadline) == 0)
 			return 0; /* handed a unit by sem_post */
 		/* the deadline, or pthread_cancel */
-		fx_spin_lock(&x->wl);
+		wl_lock(x);
 		fx_wlist_remove(&x->waiters, &w);
 		if (!x->waiters.head)
 			atomic_fetch_and(&x->value, ~SEM_QUEUED);
-		fx_spin_unlock(&x->wl);
+		fx_wl_unlock(&x->wl);
 		fx_testcancel();
 		if (deadline != UINT64_MAX && fx_now_ns() >= deadline)
 			return ETIMEDOUT;
@@ -189,14 +196,14 @@ FX_PUBLIC int sem_post(sem_t *s)
 							  memory_order_relaxed))
 			return 0;
 	}
-	fx_spin_lock(&x->wl);
+	wl_lock(x);
 	struct fx_waiter *w;
 	while ((w = fx_wlist_pop(&x->waiters))) {
 		bool last = !x->waiters.head;
 		if (last)
 			atomic_fetch_and(&x->value, ~SEM_QUEUED);
 		if (fx_waiter_wake(w)) {
-			fx_spin_unlock(&x->wl);
+			fx_wl_unlock(&x->wl);
 			return 0; /* handed over: the value stays */
 		}
 		/* its deadline won: the next one */
@@ -205,13 +212,13 @@ FX_PUBLIC int sem_post(sem_t *s)
 	v = atomic_load(&x->value);
 	for (;;) {
 		if ((v & SEM_VALUE) == SEM_VALUE_MAX) {
-			fx_spin_unlock(&x->wl);
+			fx_wl_unlock(&x->wl);
 			return fail(EOVERFLOW);
 		}
 		if (atomic_compare_exchange_weak(&x->value, &v, (v & ~SEM_QUEUED) + 1))
 			break;
 	}
-	fx_spin_unlock(&x->wl);
+	fx_wl_unlock(&x->wl);
 	return 0;
 }
 

@@ -213,6 +213,18 @@ bool fx_end_wait(struct fx_uthread *u, struct fx_waiter **slot);
  * Returns 0 or -errno.
  */
 int fx_rt_kthread(void *(*fn)(void *));
+int fx_rt_kthread_arg(void *(*fn)(void *), void *arg);
+/*
+ * vfork and clone(CLONE_VFORK) from a uthread: fx_kthread_enter moves the
+ * calling uthread onto a kernel thread of its own that is no carrier
+ * (NULL when the caller is not a uthread that may switch, or no thread
+ * could start: then it stays where it is); fx_kthread_leave(that) moves
+ * it back to a carrier. fx_kthread_mask: the uthread's signal mask, for
+ * the child (the kernel thread blocks every signal).
+ */
+void *fx_kthread_enter(void);
+void fx_kthread_leave(void *h);
+const uint64_t *fx_kthread_mask(const void *h);
 void fx_raise_pending(void);
 bool fx_cancel_pending(const struct fx_uthread *u);
 void fx_wake(struct fx_uthread *u);

@@ -55,6 +55,7 @@
 #include "threads/overflow.h"
 #include "threads/rt.h"
 #include "threads/signals.h"
+#include "threads/ufutex.h"
 #include "threads/wait.h"
 
 #ifndef HWCAP2_FSGSBASE
@@ -300,9 +301,8 @@ static void finish_switch(void)
 		raise_pending(c, c->current);
 }
 
-/* Switches from the current context (saved in *save_sp) to next. */
-static void switch_to(struct fx_carrier *c, void **save_sp, struct fx_uthread *prev,
-		      struct fx_uthread *next)
+/* Everything a switch from prev (NULL: the scheduler context) to next does before the jump. */
+static void switch_prepare(struct fx_carrier *c, struct fx_uthread *prev, struct fx_uthread *next)
 {
 	while (atomic_load_explicit(&next->on_cpu, memory_order_acquire))
 		_mm_pause();
@@ -318,6 +318,13 @@ static void switch_to(struct fx_carrier *c, void **save_sp, struct fx_uthread *p
 	c->current = next;
 	c->prev = prev;
 	c->switches++;
+}
+
+/* Switches from the current context (saved in *save_sp) to next. */
+static void switch_to(struct fx_carrier *c, void **save_sp, struct fx_uthread *prev,
+		      struct fx_uthread *next)
+{
+	switch_prepare(c, prev, next);
 	fx_ctx_switch(save_sp, next->sp, next->tcb);
 	finish_switch();
 }
@@ -383,26 +390,46 @@ void fx_interrupt(struct fx_uthread *u)
 	fx_interrupt_call(u);
 }
 
-static void *kthread_main(void *fn)
+struct kthread_start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *kthread_main(void *p)
 {
+	struct kthread_start st = *(struct kthread_start *)p;
+
+	free(p);
 	/* clone copied the creator's GS base: this thread must not pass for a carrier */
 	__asm__ volatile("wrgsbase %0" : : "r"(0ul));
-	return ((void *(*)(void *))fn)(NULL);
+	return st.fn(st.arg);
 }
 
 int fx_rt_kthread(void *(*fn)(void *))
 {
+	return fx_rt_kthread_arg(fn, NULL);
+}
+
+int fx_rt_kthread_arg(void *(*fn)(void *), void *arg)
+{
 	sigset_t all, old;
 	pthread_attr_t attr;
 	pthread_t t;
+	struct kthread_start *st = malloc(sizeof(*st));
 
+	if (!st)
+		return -ENOMEM;
+	st->fn = fn;
+	st->arg = arg;
 	sigfillset(&all);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 64 * 1024);
 	/* the mask it inherits: raw, not the interposed call, which would change a uthread's */
 	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8, 0, 0);
-	int err = fx_os_pthread_create(&t, &attr, kthread_main, (void *)fn);
+	int err = fx_os_pthread_create(&t, &attr, kthread_main, st);
+	if (err)
+		free(st);
 	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
 	pthread_attr_destroy(&attr);
 	return -err;
@@ -604,6 +631,119 @@ void fx_uthread_exit(void *result)
 		fx_ctx_switch(&self->sp, c->idle->sp, c->idle->tcb);
 	}
 	abort(); /* an exited thread is never resumed */
+}
+
+/*
+ * A uthread on a kernel thread of its own, for a call that suspends the
+ * calling kernel thread until another process lets go of it: vfork (and
+ * clone with CLONE_VFORK), which the kernel ends only when the child
+ * execs or exits. Made on the carrier, the call would stop every uthread
+ * of that carrier (with one carrier, the program); on NPTL it stops only
+ * the calling thread. So the uthread parks as if blocked, a fresh kernel
+ * thread that is no carrier (GS base 0, so the runtime sees "not a
+ * carrier" there and in the child, whose calls then go direct) resumes
+ * its context and makes the call, and then hands it back to a carrier.
+ */
+struct fx_kthread {
+	struct fx_uthread *u;
+	void *native_sp;            /* the kernel thread's own context while it runs u */
+	uintptr_t native_tcb;
+	uint64_t mask;              /* u's signal mask: the kernel thread blocks all, its child takes this */
+	_Atomic uint32_t go;        /* futex: u is handed over */
+	struct fx_kthread *next;    /* on the idle list */
+};
+
+/*
+ * Idle ones are kept for the next vfork: cheaper, and the thread that made
+ * a child must outlive it (a child's PR_SET_PDEATHSIG fires when the
+ * thread that made it exits, as under NPTL when the calling thread does).
+ */
+static _Atomic int kthreads_lock;
+static struct fx_kthread *kthreads_idle;
+
+static void *kthread_runs_uthread(void *arg)
+{
+	struct fx_kthread *h = arg;
+
+	__asm__ volatile("rdfsbase %0" : "=r"(h->native_tcb));
+	for (;;) {
+		while (!atomic_load(&h->go))
+			fx_futex_wait(&h->go, 0, NULL);
+		atomic_store(&h->go, 0);
+		struct fx_uthread *u = h->u;
+		/* its carrier clears on_cpu once u's registers are saved there; it may need this CPU to */
+		while (atomic_load_explicit(&u->on_cpu, memory_order_acquire))
+			fx_raw_syscall6(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
+		atomic_store_explicit(&u->on_cpu, 1, memory_order_relaxed);
+		fx_uthread_set_tid(u, (int)fx_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0));
+		fx_ctx_switch(&h->native_sp, u->sp, u->tcb);
+		/* u switched back (fx_kthread_leave): its registers are saved */
+		atomic_store_explicit(&u->on_cpu, 0, memory_order_release);
+		fx_wake(u); /* it puts h on the idle list once it runs */
+	}
+	return NULL;
+}
+
+void *fx_kthread_enter(void)
+{
+	struct fx_carrier *c = fx_carrier_self();
+
+	if (!c || !c->current || c->in_rt || c->in_handler)
+		return NULL;
+	struct fx_uthread *self = c->current;
+	c->in_rt = 1;
+	fx_spin_lock(&kthreads_lock);
+	struct fx_kthread *h = kthreads_idle;
+	if (h)
+		kthreads_idle = h->next;
+	fx_spin_unlock(&kthreads_lock);
+	if (!h) {
+		h = calloc(1, sizeof(*h));
+		if (!h || fx_rt_kthread_arg(kthread_runs_uthread, h)) {
+			free(h);
+			c->in_rt = 0;
+			return NULL; /* no thread: the call blocks the carrier, as before */
+		}
+	}
+	h->u = self;
+	h->mask = self->sigmask;
+	atomic_store(&self->state, FX_U_BLOCKED); /* a signal for it waits, as for any blocked uthread */
+	atomic_store(&h->go, 1);
+	fx_futex_wake(&h->go, 1);
+	/* fx_block without its ending: what resumes this context is the kernel thread h */
+	struct fx_uthread *next = pick_next(c);
+	if (next) {
+		switch_prepare(c, self, next);
+		fx_ctx_switch(&self->sp, next->sp, next->tcb);
+	} else {
+		fx_altstack_sync(c, NULL);
+		c->current = NULL;
+		c->prev = self;
+		c->switches++;
+		fx_ctx_switch(&self->sp, c->idle->sp, c->idle->tcb);
+	}
+	return h; /* on the kernel thread h */
+}
+
+void fx_kthread_leave(void *arg)
+{
+	struct fx_kthread *h = arg;
+
+	if (!h)
+		return;
+	fx_ctx_switch(&h->u->sp, h->native_sp, h->native_tcb);
+	/* resumed by a carrier: end the switch as fx_block does */
+	finish_switch();
+	fx_spin_lock(&kthreads_lock);
+	h->next = kthreads_idle;
+	kthreads_idle = h;
+	fx_spin_unlock(&kthreads_lock);
+	fx_carrier_self()->in_rt = 0;
+}
+
+const uint64_t *fx_kthread_mask(const void *arg)
+{
+	return arg ? &((const struct fx_kthread *)arg)->mask : NULL;
 }
 
 struct fx_uthread *fx_uthread_self(void)
@@ -887,7 +1027,15 @@ int fx_rt_after_fork_child(void)
 	if (!self)
 		return 0;
 	c->in_rt = 1; /* the library's own close() and friends must not be posted */
-	fx_fork_gen++;
+	/* the generation: noticed at the first look after the fork, or here without a fork mark */
+	if (fx_fork_mark)
+		fx_gen();
+	else
+		fx_fork_gen++;
+	fx_ufutex_after_fork_child();
+	/* the vfork threads are the parent's (their records leak: a few, each 64 bytes) */
+	atomic_store(&kthreads_lock, 0);
+	kthreads_idle = NULL;
 	fx_overflow_after_fork_child();
 	flexsc_forget(fx_rt_instance);
 	if (bound_instance)
@@ -910,6 +1058,12 @@ int fx_rt_after_fork_child(void)
 	atomic_store(&c->timer_lock, 0);
 	atomic_store(&c->cancel_inbox, NULL);
 	atomic_store(&self->in_inbox, 0);
+	/* its own locks, which a parent thread (a joiner, a signaller) may have held at the fork */
+	atomic_store(&self->join_lock, 0);
+	atomic_store(&self->cancel_lock, 0);
+	self->join_waiter = NULL;
+	self->cancel_waiter = NULL;
+	self->intr_waiter = NULL;
 	c->cancelling = NULL;
 	self->cancelling_call = 0;
 	atomic_store(&c->sleeping, FX_C_AWAKE);

@@ -195,3 +195,11 @@ bool fx_ufutex_call(const long *a, long *ret)
 	}
 	return false;
 }
+
+void fx_ufutex_after_fork_child(void)
+{
+	for (unsigned i = 0; i < NBUCKETS; i++) {
+		atomic_store(&buckets[i].lock, 0);
+		fx_wlist_reset(&buckets[i].waiters);
+	}
+}

@@ -11,4 +11,7 @@
  */
 bool fx_ufutex_call(const long *a, long *ret);
 
+/* In a fork child: every waiter is a parent thread's, and a bucket lock may have been held. */
+void fx_ufutex_after_fork_child(void);
+
 #endif

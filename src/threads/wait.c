@@ -18,16 +18,70 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "threads/rt.h"
 #include "threads/wait.h"
 
 unsigned fx_fork_gen;
+_Atomic unsigned *fx_fork_mark;
+
+void fx_fork_mark_init(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	if (fx_fork_mark)
+		return;
+	p = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return;
+	if (madvise(p, (size_t)page, MADV_WIPEONFORK)) {
+		munmap(p, (size_t)page); /* before Linux 4.14: the atfork handler bumps the generation */
+		return;
+	}
+	atomic_store((_Atomic unsigned *)p, 1);
+	fx_fork_mark = p;
+}
+
+/*
+ * In a fork child, at its first look. Only the forking thread runs then,
+ * unless a child made threads before any of them looked (no runtime, so
+ * no atfork handler looked first): the lock next to the mark, wiped with
+ * it, makes sure the generation moves once.
+ */
+void fx_fork_noticed(void)
+{
+	_Atomic int *lock = (_Atomic int *)(fx_fork_mark + 1);
+
+	fx_spin_lock(lock);
+	if (!atomic_load(fx_fork_mark)) {
+		fx_fork_gen++;
+		atomic_store(fx_fork_mark, 1); /* after the generation: fx_gen loads them in that order */
+	}
+	fx_spin_unlock(lock);
+}
+
+bool fx_wl_lock_slow(_Atomic int *l, int stamp)
+{
+	for (;;) {
+		int v = atomic_load_explicit(l, memory_order_relaxed);
+		if (v == stamp) {
+			__builtin_ia32_pause();
+			continue;
+		}
+		/* free, or held by a thread of an ancestor process: gone, it never lets go */
+		if (atomic_compare_exchange_weak_explicit(l, &v, stamp, memory_order_acquire,
+							  memory_order_relaxed))
+			return v != 0;
+	}
+}
 
 void fx_waiter_init(struct fx_waiter *w)
 {
-	w->fork_gen = fx_fork_gen;
+	w->fork_gen = fx_gen();
 	w->next = NULL;
 	w->tnext = NULL;
 	/*
@@ -163,7 +217,7 @@ bool fx_waiter_wake(struct fx_waiter *w)
 	int expect = FX_W_WAITING;
 	struct fx_uthread *u = w->u;
 
-	if (w->fork_gen != fx_fork_gen)
+	if (w->fork_gen != fx_gen())
 		return false;
 	if (!atomic_compare_exchange_strong(&w->state, &expect, FX_W_WOKEN))
 		return false;

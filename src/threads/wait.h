@@ -21,13 +21,70 @@ struct fx_waiter {
 	unsigned fork_gen;         /* fx_fork_gen when it started waiting */
 };
 
-/* Bumped in a fork child: waiters queued before belong to threads the child does not have. */
+/*
+ * The process's fork generation: one more in a fork child than in its
+ * parent. Waiters queued, and wait-list locks held, under an older one
+ * belong to threads the child does not have. A child learns it is one at
+ * the first look after the fork, before any atfork handler runs: the
+ * word fx_fork_mark points at is in a page the kernel wipes in a fork
+ * child (MADV_WIPEONFORK), so it reads 0 there until fx_fork_noticed.
+ * Only the forking thread runs then, so nothing races with that.
+ */
 extern unsigned fx_fork_gen;
+extern _Atomic unsigned *fx_fork_mark;
+void fx_fork_noticed(void);
+/* Maps the fork mark; a process without one learns of a fork from the runtime's atfork handler. */
+void fx_fork_mark_init(void);
+
+static inline unsigned fx_gen(void)
+{
+	_Atomic unsigned *m = fx_fork_mark;
+
+	if (fx_unlikely(m && !atomic_load_explicit(m, memory_order_acquire)))
+		fx_fork_noticed();
+	return fx_fork_gen;
+}
+
+/*
+ * The lock of a primitive's wait list (a spin lock: held for a few
+ * instructions). A fork can copy it held by a thread the child does not
+ * have, which would never let go: so it holds the holder's generation,
+ * and a locker that finds it held under an older one takes it over and
+ * returns true; its wait lists hold only waiters of the parent's threads,
+ * maybe half-linked, and the caller empties them (fx_wlist_reset).
+ */
+static inline int fx_wl_stamp(void)
+{
+	return (int)(fx_gen() & 0x3fffffffu) + 1;
+}
+
+bool fx_wl_lock_slow(_Atomic int *l, int stamp);
+
+static inline bool fx_wl_lock(_Atomic int *l)
+{
+	int stamp = fx_wl_stamp(), v = 0;
+
+	if (fx_likely(atomic_compare_exchange_weak_explicit(l, &v, stamp, memory_order_acquire,
+							    memory_order_relaxed)))
+		return false;
+	return fx_wl_lock_slow(l, stamp);
+}
+
+static inline void fx_wl_unlock(_Atomic int *l)
+{
+	atomic_store_explicit(l, 0, memory_order_release);
+}
 
 /* A FIFO wait list; its lock is the owner primitive's. */
 struct fx_wlist {
 	struct fx_waiter *head, *tail;
 };
+
+/* Empties l: after a fork took over its lock, every waiter on it is a parent thread's. */
+static inline void fx_wlist_reset(struct fx_wlist *l)
+{
+	l->head = l->tail = NULL;
+}
 
 static inline void fx_wlist_push(struct fx_wlist *l, struct fx_waiter *w)
 {

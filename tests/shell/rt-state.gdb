@@ -15,7 +15,11 @@ printf "--- runtime: %u carriers\n", fx_ncarriers
 set $i = 0
 while $i < fx_ncarriers
 	set $c = fx_carriers[$i]
-	printf "carrier %u: tid %d cpu %d sleeping %d run queue %u in flight %u pending %u ready %u current %d\n", $i, $c->tid, $c->cpu, $c->sleeping, $c->rq_len, $c->inflight, $c->q->npending, $c->q->nready, $c->current ? $c->current->id : -1
+	if $c == 0
+		printf "carrier %u: not started (a fork child starts it with its first thread)\n", $i
+	else
+		printf "carrier %u: tid %d cpu %d sleeping %d run queue %u in flight %u pending %u ready %u current %d\n", $i, $c->tid, $c->cpu, $c->sleeping, $c->rq_len, $c->inflight, $c->q->npending, $c->q->nready, $c->current ? $c->current->id : -1
+	end
 	set $i = $i + 1
 end
 set $save_sp = $sp
