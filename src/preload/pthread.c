@@ -6,10 +6,11 @@
  * pthread_t is the thread's TCB address, as in NPTL, so glibc's own
  * pthread_self and pthread_equal (not interposed) agree with us. Attribute
  * objects keep glibc's layout: glibc's own attribute functions fill them
- * and we read them back through its getters. Scheduling-policy, priority,
- * inherit-sched and affinity attributes are accepted and have no effect
- * (carriers are pinned; user threads are scheduled FIFO, cooperatively):
- * docs/threads.md says so.
+ * and we read them back through its getters, copying what we keep at
+ * creation. Scheduling policy, priority and affinity are kept per thread
+ * and reported back, with no effect on placement or order (carriers are
+ * pinned; user threads are scheduled FIFO, cooperatively): docs/threads.md
+ * says so.
  *
  * Errors follow the pthread convention: a positive errno is returned.
  */
@@ -21,6 +22,7 @@
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -30,6 +32,30 @@
 
 static _Atomic int next_id = 1;
 
+/*
+ * Scheduling policy and priority of a uthread: checked as the kernel
+ * checks sched_setscheduler (EINVAL outside the policy's range; EPERM for
+ * a real-time policy above RLIMIT_RTPRIO without root), kept, reported
+ * back, inherited; they do not order the run queues (docs/threads.md).
+ */
+static int sched_check(int policy, const struct sched_param *sp)
+{
+	if (!sp)
+		return EINVAL;
+	if (policy != SCHED_OTHER && policy != SCHED_FIFO && policy != SCHED_RR &&
+	    policy != SCHED_BATCH && policy != SCHED_IDLE)
+		return EINVAL;
+	int lo = sched_get_priority_min(policy), hi = sched_get_priority_max(policy);
+	if (sp->sched_priority < lo || sp->sched_priority > hi)
+		return EINVAL;
+	if ((policy == SCHED_FIFO || policy == SCHED_RR) && geteuid() != 0) {
+		struct rlimit rl;
+		if (getrlimit(RLIMIT_RTPRIO, &rl) || (rlim_t)sp->sched_priority > rl.rlim_cur)
+			return EPERM;
+	}
+	return 0;
+}
+
 FX_PUBLIC int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 			     void *(*start)(void *), void *arg)
 {
@@ -38,12 +64,26 @@ FX_PUBLIC int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 
 	size_t stack = fx_default_stack_size(), guard = (size_t)sysconf(_SC_PAGESIZE);
 	void *user_stack = NULL;
-	int detach = PTHREAD_CREATE_JOINABLE, err = 0;
+	int detach = PTHREAD_CREATE_JOINABLE, err = 0, inherit = PTHREAD_INHERIT_SCHED;
+	int policy = SCHED_OTHER;
+	struct sched_param sp = { 0 };
+	struct fx_uthread *me = fx_uthread_self();
 
+	if (me) {
+		policy = me->sched_policy;
+		sp.sched_priority = me->sched_prio;
+	}
 	if (attr) {
 		void *lo;
 		size_t size;
 
+		pthread_attr_getinheritsched(attr, &inherit);
+		if (inherit == PTHREAD_EXPLICIT_SCHED) {
+			pthread_attr_getschedpolicy(attr, &policy);
+			pthread_attr_getschedparam(attr, &sp);
+			if ((err = sched_check(policy, &sp)))
+				return err;
+		}
 		pthread_attr_getdetachstate(attr, &detach);
 		pthread_attr_getstacksize(attr, &stack);
 		pthread_attr_getguardsize(attr, &guard);
@@ -55,7 +95,8 @@ FX_PUBLIC int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	struct fx_uthread *u = fx_uthread_create(stack, guard, user_stack, start, arg, &err);
 	if (!u)
 		return err;
-	struct fx_uthread *me = fx_uthread_self();
+	u->sched_policy = policy;
+	u->sched_prio = sp.sched_priority;
 	if (me) {
 		u->sigmask = me->sigmask;
 		memcpy(u->name, me->name, sizeof(u->name)); /* a new thread has its creator's name */
@@ -470,6 +511,46 @@ FX_PUBLIC int pthread_getaffinity_np(pthread_t thread, size_t size, cpu_set_t *s
 	}
 	memset(set, 0, size);
 	memcpy(set, &mine, size < sizeof(mine) ? size : sizeof(mine));
+	return 0;
+}
+
+FX_PUBLIC int pthread_getschedparam(pthread_t thread, int *policy, struct sched_param *sp)
+{
+	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
+
+	if (!t)
+		return REAL(pthread_getschedparam)(thread, policy, sp);
+	*policy = t->sched_policy;
+	memset(sp, 0, sizeof(*sp));
+	sp->sched_priority = t->sched_prio;
+	return 0;
+}
+
+FX_PUBLIC int pthread_setschedparam(pthread_t thread, int policy, const struct sched_param *sp)
+{
+	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
+
+	if (!t)
+		return REAL(pthread_setschedparam)(thread, policy, sp);
+	int err = sched_check(policy, sp);
+	if (err)
+		return err;
+	t->sched_policy = policy;
+	t->sched_prio = sp->sched_priority;
+	return 0;
+}
+
+FX_PUBLIC int pthread_setschedprio(pthread_t thread, int prio)
+{
+	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
+
+	if (!t)
+		return REAL(pthread_setschedprio)(thread, prio);
+	struct sched_param sp = { .sched_priority = prio };
+	int err = sched_check(t->sched_policy, &sp);
+	if (err)
+		return err;
+	t->sched_prio = prio;
 	return 0;
 }
 

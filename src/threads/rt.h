@@ -86,6 +86,8 @@ struct fx_uthread {
 	char name[16];
 	int id;
 	cpu_set_t *affinity;        /* set by pthread_setaffinity_np: reported back, no effect on placement */
+	int sched_policy;           /* pthread_setschedparam and attributes: reported back, no effect on order */
+	int sched_prio;
 
 	/*
 	 * Kernel state that is per thread under NPTL, kept per uthread

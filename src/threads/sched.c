@@ -447,6 +447,12 @@ void fx_yield(void)
 		reap(c);
 		c->in_rt = 0;
 	}
+	if (c->timers) {
+		/* a sleeper whose time has come is as runnable as the yielder */
+		c->in_rt = 1;
+		fx_timers_fire(c);
+		c->in_rt = 0;
+	}
 	if (!atomic_load_explicit(&c->rq_len, memory_order_relaxed))
 		return;
 	struct fx_uthread *self = c->current;
