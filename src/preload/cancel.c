@@ -33,8 +33,12 @@ FX_PUBLIC int pthread_cancel(pthread_t thread)
 {
 	struct fx_uthread *u = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
 
-	if (!u)
+	if (!u) {
+		/* joined or gone (its mapping is cached): 0, as glibc 2.34+ answers for an exited thread */
+		if (fx_rt_active && fx_uthread_dead((uintptr_t)thread))
+			return 0;
 		return REAL(pthread_cancel)(thread);
+	}
 	if (atomic_load(&u->state) == FX_U_EXITED)
 		return 0;
 	atomic_store(&u->cancel_requested, 1);

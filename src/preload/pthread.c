@@ -423,8 +423,11 @@ FX_PUBLIC int pthread_setname_np(pthread_t thread, const char *name)
 {
 	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
 
-	if (!t)
+	if (!t) {
+		if (fx_rt_active && fx_uthread_dead((uintptr_t)thread))
+			return ESRCH; /* joined or gone: its mapping is cached */
 		return REAL(pthread_setname_np)(thread, name);
+	}
 	if (strlen(name) >= sizeof(t->name))
 		return ERANGE;
 	strcpy(t->name, name);
@@ -436,8 +439,11 @@ FX_PUBLIC int pthread_getname_np(pthread_t thread, char *buf, size_t len)
 {
 	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
 
-	if (!t)
+	if (!t) {
+		if (fx_rt_active && fx_uthread_dead((uintptr_t)thread))
+			return ESRCH; /* joined or gone: its mapping is cached */
 		return REAL(pthread_getname_np)(thread, buf, len);
+	}
 	if (!t->name[0]) /* never named: its carrier's, the process's */
 		return REAL(pthread_getname_np)(thread, buf, len);
 	if (strlen(t->name) >= len)
@@ -450,6 +456,8 @@ FX_PUBLIC int pthread_getattr_np(pthread_t thread, pthread_attr_t *attr)
 {
 	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
 
+	if (!t && fx_rt_active && fx_uthread_dead((uintptr_t)thread))
+		return ESRCH;
 	if (!t || t == fx_main_uthread)
 		return REAL(pthread_getattr_np)(thread, attr);
 	int err = pthread_attr_init(attr);
@@ -476,8 +484,11 @@ FX_PUBLIC int pthread_setaffinity_np(pthread_t thread, size_t size, const cpu_se
 	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
 	cpu_set_t allowed, both;
 
-	if (!t)
+	if (!t) {
+		if (fx_rt_active && fx_uthread_dead((uintptr_t)thread))
+			return ESRCH; /* joined or gone: its mapping is cached */
 		return REAL(pthread_setaffinity_np)(thread, size, set);
+	}
 	if (size == 0)
 		return EINVAL;
 	fx_rt_cpus(&allowed);
@@ -497,8 +508,11 @@ FX_PUBLIC int pthread_getaffinity_np(pthread_t thread, size_t size, cpu_set_t *s
 	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
 	cpu_set_t mine;
 
-	if (!t)
+	if (!t) {
+		if (fx_rt_active && fx_uthread_dead((uintptr_t)thread))
+			return ESRCH; /* joined or gone: its mapping is cached */
 		return REAL(pthread_getaffinity_np)(thread, size, set);
+	}
 	if (t->affinity)
 		mine = *t->affinity;
 	else
@@ -518,8 +532,11 @@ FX_PUBLIC int pthread_getschedparam(pthread_t thread, int *policy, struct sched_
 {
 	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
 
-	if (!t)
+	if (!t) {
+		if (fx_rt_active && fx_uthread_dead((uintptr_t)thread))
+			return ESRCH; /* joined or gone: its mapping is cached */
 		return REAL(pthread_getschedparam)(thread, policy, sp);
+	}
 	*policy = t->sched_policy;
 	memset(sp, 0, sizeof(*sp));
 	sp->sched_priority = t->sched_prio;
@@ -530,8 +547,11 @@ FX_PUBLIC int pthread_setschedparam(pthread_t thread, int policy, const struct s
 {
 	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
 
-	if (!t)
+	if (!t) {
+		if (fx_rt_active && fx_uthread_dead((uintptr_t)thread))
+			return ESRCH; /* joined or gone: its mapping is cached */
 		return REAL(pthread_setschedparam)(thread, policy, sp);
+	}
 	int err = sched_check(policy, sp);
 	if (err)
 		return err;
@@ -544,13 +564,38 @@ FX_PUBLIC int pthread_setschedprio(pthread_t thread, int prio)
 {
 	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
 
-	if (!t)
+	if (!t) {
+		if (fx_rt_active && fx_uthread_dead((uintptr_t)thread))
+			return ESRCH; /* joined or gone: its mapping is cached */
 		return REAL(pthread_setschedprio)(thread, prio);
+	}
 	struct sched_param sp = { .sched_priority = prio };
 	int err = sched_check(t->sched_policy, &sp);
 	if (err)
 		return err;
 	t->sched_prio = prio;
+	return 0;
+}
+
+/*
+ * A uthread's CPU-time clock: the process's (CLOCK_PROCESS_CPUTIME_ID).
+ * A uthread has no kernel thread of its own, and its carrier's clock counts
+ * every uthread the carrier ran and would jump back when the thread moves
+ * to another carrier; the process's never goes back and is at least the
+ * thread's own time (docs/threads.md).
+ */
+FX_PUBLIC int pthread_getcpuclockid(pthread_t thread, clockid_t *clock)
+{
+	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
+
+	if (!t) {
+		if (fx_rt_active && fx_uthread_dead((uintptr_t)thread))
+			return ESRCH;
+		return REAL(pthread_getcpuclockid)(thread, clock);
+	}
+	if (atomic_load(&t->state) == FX_U_EXITED)
+		return ESRCH; /* as NPTL: an exited thread has no clock */
+	*clock = CLOCK_PROCESS_CPUTIME_ID;
 	return 0;
 }
 

@@ -33,6 +33,7 @@ struct fx_waiter;
 #define FX_KEYS_MAX 1024 /* PTHREAD_KEYS_MAX */
 
 #define FX_UTHREAD_MAGIC 0xF1E75C7472656164ull
+#define FX_UTHREAD_DEAD 0xF1E75CDEADDEAD00ull /* freed: its mapping waits in the stack cache */
 
 struct fx_uthread {
 	uint64_t magic;             /* FX_UTHREAD_MAGIC: tells our TCBs from foreign ones */
@@ -238,6 +239,7 @@ struct fx_uthread *fx_uthread_create(size_t stack_size, size_t guard, void *user
 struct fx_uthread *fx_uthread_adopt_current(void);
 void fx_uthread_free(struct fx_uthread *u);
 struct fx_uthread *fx_uthread_of(uintptr_t tcb);
+bool fx_uthread_dead(uintptr_t tcb);
 void fx_uthread_set_tid(struct fx_uthread *u, int tid);
 void *fx_uthread_own_robust(const struct fx_uthread *u);
 void fx_uthread_robust_exit(struct fx_uthread *u);
