@@ -117,10 +117,17 @@ static int lock_slow(struct fx_mutex *x, uint64_t deadline)
 	}
 	fx_wlist_push(&x->waiters, &w);
 	fx_spin_unlock(&x->wl);
-	if (fx_waiter_sleep(&w, deadline) == -ETIMEDOUT) {
+	/* not a cancellation point, but asynchronous cancellation acts anywhere */
+	bool async = w.u && w.u->cancel_async;
+	int r = async ? fx_waiter_sleep_cp(&w, deadline) : fx_waiter_sleep(&w, deadline);
+	if (r == -ETIMEDOUT) {
 		fx_spin_lock(&x->wl);
 		fx_wlist_remove(&x->waiters, &w);
 		fx_spin_unlock(&x->wl);
+		if (async)
+			fx_testcancel();
+		if (deadline == UINT64_MAX)
+			return lock_slow(x, deadline); /* a cancellation disabled since: wait on */
 		return ETIMEDOUT;
 	}
 	return 0; /* handed over by the unlocker: the lock word stayed held */

@@ -603,6 +603,8 @@ FX_PUBLIC int sched_yield(void)
 {
 	if (fx_rt_active && fx_uthread_self()) {
 		fx_yield();
+		if (fx_uthread_self()->cancel_async)
+			fx_testcancel(); /* not a cancellation point: asynchronous cancellation acts anywhere */
 		return 0;
 	}
 	return REAL(sched_yield)();
@@ -613,6 +615,11 @@ FX_PUBLIC int sched_yield(void)
  * to sleep while the initialiser may be a uthread of that very carrier.
  * 0: not run; 1: running; 2: done.
  */
+static void once_cancelled(void *st)
+{
+	atomic_store_explicit((_Atomic int *)st, 0, memory_order_release);
+}
+
 FX_PUBLIC int pthread_once(pthread_once_t *once, void (*init)(void))
 {
 	_Atomic int *st = (_Atomic int *)once;
@@ -624,7 +631,10 @@ FX_PUBLIC int pthread_once(pthread_once_t *once, void (*init)(void))
 		if (v == 2)
 			return 0;
 		if (v == 0 && atomic_compare_exchange_strong(st, &v, 1)) {
+			/* POSIX: an initialiser cancelled leaves once as if never called */
+			pthread_cleanup_push(once_cancelled, (void *)st);
 			init();
+			pthread_cleanup_pop(0);
 			atomic_store_explicit(st, 2, memory_order_release);
 			return 0;
 		}

@@ -197,6 +197,8 @@ void fx_block(void);
 void fx_uthread_start(struct fx_uthread *u);
 void fx_yield(void);
 void fx_interrupt(struct fx_uthread *u);
+/* From the poke handler: an asynchronously cancelled uthread interrupted at uc (src/preload/cancel.c). */
+void fx_cancel_async_poked(void *uc);
 void fx_interrupt_call(struct fx_uthread *u);
 bool fx_end_wait(struct fx_uthread *u, struct fx_waiter **slot);
 /*

@@ -6,8 +6,9 @@
  *      pthread_mutex_lock (not a cancellation point, but asynchronous
  *      cancellation may act at any time): it ends, its cleanup handler
  *      runs, the join returns PTHREAD_CANCELED, and the mutex still works;
- *   2. asynchronous cancellation of a thread that only computes (no
- *      cancellation point at all): its cleanup handler runs;
+ *   2. asynchronous cancellation of a thread that only computes and
+ *      calls sched_yield (no cancellation point at all): its cleanup
+ *      handler runs (cancel_async_spin.c: one that never yields);
  *   3. deferred cancellation of a thread inside a pthread_once initialiser
  *      (it sleeps, a cancellation point): POSIX says the once control is
  *      then as if pthread_once was never called, so the next pthread_once
@@ -16,6 +17,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -54,7 +56,8 @@ static void *compute_async(void *arg)
 	pthread_cleanup_push(cleanup, NULL);
 	atomic_store(&ready, 1);
 	for (;;)
-		spins++;
+		if (++spins % 4096 == 0)
+			sched_yield(); /* not a cancellation point */
 	pthread_cleanup_pop(0);
 	return NULL;
 }
