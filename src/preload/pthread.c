@@ -73,6 +73,16 @@ FX_PUBLIC int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 		policy = me->sched_policy;
 		sp.sched_priority = me->sched_prio;
 	}
+	pthread_attr_t dflt;
+	if (!attr && !pthread_getattr_default_np(&dflt)) {
+		/* no attribute object: glibc's default one (pthread_setattr_default_np), as NPTL */
+		size_t size = 0;
+		pthread_attr_getstacksize(&dflt, &size);
+		pthread_attr_getguardsize(&dflt, &guard);
+		if (size)
+			stack = size; /* glibc's: RLIMIT_STACK at start, unless one was set */
+		pthread_attr_destroy(&dflt);
+	}
 	if (attr) {
 		void *lo;
 		size_t size;

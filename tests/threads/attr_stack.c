@@ -9,7 +9,11 @@
  *      the running thread (the implementation copies it);
  *   3. a write into the guard area (a guard of 64 KiB, 32 KiB below the
  *      stack's lowest byte) dies of SIGSEGV: in a forked child, without
- *      core dumps.
+ *      core dumps;
+ *   4. the same for a thread created with no attribute object after
+ *      pthread_setattr_default_np set a 512 KiB stack and a 64 KiB guard
+ *      (glibc extension): it reports them (the size within 16 KiB: NPTL
+ *      takes its TLS from it) and a write into its guard dies of SIGSEGV.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -120,6 +124,37 @@ int main(void)
 	       WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV);
 	if (!(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV))
 		fprintf(stderr, "child status 0x%x\n", st);
+
+	/* 4. the default attribute */
+	pthread_attr_t d;
+	pthread_attr_init(&d);
+	pthread_attr_setstacksize(&d, 512 * 1024);
+	pthread_attr_setguardsize(&d, GUARD);
+	int err = pthread_setattr_default_np(&d);
+	if (err || pthread_create(&t, NULL, reporter, s)) {
+		fprintf(stderr, "pthread_setattr_default_np or pthread_create failed\n");
+		return 1;
+	}
+	pthread_barrier_wait(&bar);
+	pthread_barrier_wait(&bar);
+	pthread_join(t, NULL);
+	long off = (long)s[0].size - 512 * 1024;
+	result("with no attribute object, the default attribute's stack size and guard",
+	       !s[0].err && off > -16384 && off < 16384 && s[0].guard == GUARD &&
+		       s[0].local >= (uintptr_t)s[0].addr && s[0].local < (uintptr_t)s[0].addr + s[0].size);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		struct rlimit no = { 0, 0 };
+		setrlimit(RLIMIT_CORE, &no);
+		if (pthread_create(&t, NULL, into_guard, NULL))
+			_exit(3);
+		pthread_join(t, NULL);
+		_exit(4);
+	}
+	waitpid(pid, &st, 0);
+	result("a write into the default attribute's guard area dies of SIGSEGV",
+	       WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV);
 
 	printf("attr_stack: %s\n", failed ? "FAIL" : "PASS");
 	return failed;
