@@ -107,6 +107,7 @@ FX_PUBLIC int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 		return err;
 	u->sched_policy = policy;
 	u->sched_prio = sp.sched_priority;
+	u->sched_explicit = inherit == PTHREAD_EXPLICIT_SCHED;
 	if (me) {
 		u->sigmask = me->sigmask;
 		memcpy(u->name, me->name, sizeof(u->name)); /* a new thread has its creator's name */
@@ -478,6 +479,14 @@ FX_PUBLIC int pthread_getattr_np(pthread_t thread, pthread_attr_t *attr)
 	if (!err)
 		err = pthread_attr_setdetachstate(attr, atomic_load(&t->detached) ? PTHREAD_CREATE_DETACHED
 										 : PTHREAD_CREATE_JOINABLE);
+	if (!err) {
+		/* as NPTL reports a thread's: its policy, priority and how it got them */
+		struct sched_param sp = { .sched_priority = t->sched_prio };
+		pthread_attr_setinheritsched(attr, t->sched_explicit ? PTHREAD_EXPLICIT_SCHED
+								     : PTHREAD_INHERIT_SCHED);
+		pthread_attr_setschedpolicy(attr, t->sched_policy);
+		pthread_attr_setschedparam(attr, &sp);
+	}
 	return err;
 }
 

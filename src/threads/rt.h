@@ -89,6 +89,7 @@ struct fx_uthread {
 	cpu_set_t *affinity;        /* set by pthread_setaffinity_np: reported back, no effect on placement */
 	int sched_policy;           /* pthread_setschedparam and attributes: reported back, no effect on order */
 	int sched_prio;
+	bool sched_explicit;        /* created with PTHREAD_EXPLICIT_SCHED: pthread_getattr_np says so */
 
 	/*
 	 * Kernel state that is per thread under NPTL, kept per uthread

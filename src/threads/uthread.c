@@ -38,6 +38,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -56,6 +57,7 @@ static size_t tcb_size, tid_offset, list_offset;
 static size_t robust_offset; /* struct pthread's robust_head; 0: unknown, left alone */
 static long robust_futex_offset;
 static size_t page;
+static void cache_after_fork(void);
 
 /* Resolves glibc's private TLS helpers. Returns 0 or -ENOSYS. */
 int fx_uthread_init(void)
@@ -77,6 +79,9 @@ int fx_uthread_init(void)
 	tid_offset = tid_desc[2];
 	list_offset = list_desc[2];
 	page = (size_t)sysconf(_SC_PAGESIZE);
+	static bool atfork;
+	if (!atfork && pthread_atfork(NULL, NULL, cache_after_fork) == 0)
+		atfork = true;
 	if (tls_static_align < 64)
 		tls_static_align = 64;
 
@@ -251,6 +256,12 @@ void fx_uthread_robust_exit(struct fx_uthread *u)
 static _Atomic int cache_lock;
 static struct fx_uthread *cache_head; /* newest first, linked by next */
 static size_t cache_bytes;
+
+/* A forked child has only the forking thread: a lock another one held is free. */
+static void cache_after_fork(void)
+{
+	atomic_store(&cache_lock, 0);
+}
 
 static void cache_put(struct fx_uthread *u)
 {

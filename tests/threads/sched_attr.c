@@ -3,6 +3,8 @@
  * pthread_attr_setschedparam, pthread_attr_setinheritsched,
  * pthread_getschedparam, pthread_setschedparam, sched_yield):
  *   1. pthread_getschedparam of the calling thread: SCHED_OTHER, priority 0;
+ *      (pthread_getattr_np of a thread reports its policy, priority and
+ *      inherit-scheduling too);
  *   2. a thread created with PTHREAD_EXPLICIT_SCHED and a policy and
  *      priority reports them (SCHED_FIFO 10 as root, else SCHED_OTHER 0 as
  *      a SCHED_OTHER thread cannot be raised), and one created with
@@ -28,14 +30,24 @@ static int rt; /* running as root: real-time policies may be set */
 
 struct got {
 	int err, policy, prio;
+	int attr_err, attr_policy, attr_prio, attr_inherit; /* from pthread_getattr_np */
 };
 
 static void self_sched(struct got *g)
 {
 	struct sched_param sp;
+	pthread_attr_t a;
 
 	g->err = pthread_getschedparam(pthread_self(), &g->policy, &sp);
 	g->prio = sp.sched_priority;
+	g->attr_err = pthread_getattr_np(pthread_self(), &a);
+	if (!g->attr_err) {
+		pthread_attr_getschedpolicy(&a, &g->attr_policy);
+		pthread_attr_getschedparam(&a, &sp);
+		g->attr_prio = sp.sched_priority;
+		pthread_attr_getinheritsched(&a, &g->attr_inherit);
+		pthread_attr_destroy(&a);
+	}
 }
 
 static pthread_attr_t plain_attr;
@@ -119,6 +131,9 @@ int main(void)
 		pthread_join(t, NULL);
 	result("a thread created with an explicit policy and priority has them",
 	       !err && g[0].err == 0 && g[0].policy == want_policy && g[0].prio == want_prio);
+	result("pthread_getattr_np reports them, and explicit scheduling",
+	       !err && g[0].attr_err == 0 && g[0].attr_policy == want_policy &&
+		       g[0].attr_prio == want_prio && g[0].attr_inherit == PTHREAD_EXPLICIT_SCHED);
 	result("a thread it creates with inherited scheduling has them too",
 	       !err && g[1].err == 0 && g[1].policy == want_policy && g[1].prio == want_prio);
 
