@@ -12,11 +12,14 @@
  *
  * Cancellation points are the interposed blocking calls POSIX names
  * (src/preload/io.c), pthread_cond_wait and timedwait, the sleeps, and
- * pthread_testcancel. Asynchronous cancellation is accepted and acts at
- * the same points (docs/threads.md).
+ * pthread_testcancel. Asynchronous cancellation also acts in a mutex wait
+ * and, on a running thread, from a signal (docs/threads.md).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
 
 #include "preload/real.h"
 #include "preload/cancel.h"
@@ -29,12 +32,40 @@ void fx_testcancel(void)
 		pthread_exit(PTHREAD_CANCELED);
 }
 
+/* This library's own code: where an asynchronous cancellation never acts (its locks, its lists). */
+extern const char __ehdr_start __attribute__((visibility("hidden")));
+extern const char __etext __attribute__((visibility("hidden")));
+
+/*
+ * The poke handler found the running uthread cancelled asynchronously
+ * (pthread_cancel pokes its carrier): it exits now, from the handler, as
+ * NPTL's SIGCANCEL handler does, unless the signal interrupted this
+ * library's code (a spin lock or a wait list of ours may be half done):
+ * then the request waits for the next cancellation point or interposed
+ * wait. The carrier's kernel mask is put back first (the handler's
+ * blocked FX_SIG_POKE; the exit leaves the handler by a jump).
+ */
+void fx_cancel_async_poked(void *uc)
+{
+	struct fx_carrier *c = fx_carrier_self();
+	uintptr_t pc = (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+
+	if (pc >= (uintptr_t)&__ehdr_start && pc < (uintptr_t)&__etext)
+		return;
+	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&c->kmask, 0, 8, 0, 0);
+	pthread_exit(PTHREAD_CANCELED);
+}
+
 FX_PUBLIC int pthread_cancel(pthread_t thread)
 {
 	struct fx_uthread *u = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
 
-	if (!u)
+	if (!u) {
+		/* joined or gone (its mapping is cached): 0, as glibc 2.34+ answers for an exited thread */
+		if (fx_rt_active && fx_uthread_dead((uintptr_t)thread))
+			return 0;
 		return REAL(pthread_cancel)(thread);
+	}
 	if (atomic_load(&u->state) == FX_U_EXITED)
 		return 0;
 	atomic_store(&u->cancel_requested, 1);
@@ -43,8 +74,13 @@ FX_PUBLIC int pthread_cancel(pthread_t thread)
 			fx_testcancel();
 		return 0;
 	}
-	if (!u->cancel_disabled)
+	if (!u->cancel_disabled) {
 		fx_interrupt(u);
+		/* asynchronous: a running target is stopped where it runs */
+		struct fx_carrier *c = u->home;
+		if (u->cancel_async && atomic_load(&u->state) == FX_U_RUNNING && c && c->current == u)
+			fx_raw_syscall6(SYS_tgkill, getpid(), c->tid, FX_SIG_POKE, 0, 0, 0);
+	}
 	return 0;
 }
 

@@ -17,12 +17,18 @@
  * mutex to the first waiter (it never becomes free in between), so waking
  * is FIFO and a waiter never loses the lock it was woken for.
  *
- * Process-shared objects cannot hold pointers to our waiters: they are left
- * to glibc (pshared bit in __kind; condition variables: __wrefs bit 0),
- * and then block their carrier while they wait. Robust and
- * priority-inheritance/protect mutexes are left to glibc too.
+ * Process-shared objects cannot hold pointers to our waiters: they wait on
+ * the lock word with the kernel's shared futexes instead (Drepper's
+ * three-state mutex; a sequence word for conditions), a uthread through
+ * an exception-less FUTEX_WAIT so that its carrier runs others. Their
+ * owner is (process id, thread id), not the carrier's kernel thread id
+ * glibc's would record, which another uthread of the same carrier shares
+ * and a forked child may reuse. Robust and priority-inheritance/protect
+ * mutexes are left to glibc (docs/threads.md).
  */
 #define _GNU_SOURCE
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <string.h>
@@ -58,6 +64,40 @@ static void wl_lock(struct fx_mutex *x)
 #define KIND_PP 64
 #define KIND_PSHARED 128
 #define KIND_GLIBC (KIND_ROBUST | KIND_PI | KIND_PP | KIND_PSHARED)
+#define KIND_FX_SHARED 0x4000 /* process-shared, ours: waits on shared futexes */
+
+/*
+ * Waits while *word is val, on the kernel's shared futex (another process
+ * may wake it), until deadline (CLOCK_MONOTONIC ns; UINT64_MAX: none). A
+ * uthread's wait is an exception-less call: its carrier runs others, and
+ * a cancellation cuts it short. Each wait is at most SHARED_SLICE long so
+ * that a carrier that has to run the call itself (the synchronous engine)
+ * is never held longer: the caller looks at its word again and waits on.
+ * Returns -ETIMEDOUT once the deadline has passed, else 0 (woken, the word
+ * changed, interrupted, or the slice ended).
+ */
+#define SHARED_SLICE 50000000ull
+static int shared_wait(_Atomic uint32_t *word, uint32_t val, uint64_t deadline)
+{
+	uint64_t now = fx_now_ns();
+
+	if (now >= deadline)
+		return -ETIMEDOUT;
+	uint64_t until = deadline - now > SHARED_SLICE ? now + SHARED_SLICE : deadline;
+	struct timespec ts = { (time_t)(until / 1000000000u), (long)(until % 1000000000u) };
+	uint64_t a[6] = { (uintptr_t)word, FUTEX_WAIT_BITSET, val, (uintptr_t)&ts, 0, FUTEX_BITSET_MATCH_ANY };
+	long r = fx_on_uthread() ? fx_rt_syscall(SYS_futex, 6, a)
+				 : fx_raw_syscall6(SYS_futex, (long)word, FUTEX_WAIT_BITSET, val,
+						   (long)&ts, 0, FUTEX_BITSET_MATCH_ANY);
+	if (r == -ETIMEDOUT && until == deadline)
+		return -ETIMEDOUT;
+	return 0;
+}
+
+static void shared_wake(_Atomic uint32_t *word, int n)
+{
+	fx_raw_syscall6(SYS_futex, (long)word, FUTEX_WAKE, n, 0, 0, 0);
+}
 
 /* An id for the calling thread: a uthread's, or minus the kernel thread id. */
 static int self_id(void)
@@ -74,7 +114,72 @@ static int self_id(void)
 
 static bool ours(const pthread_mutex_t *m)
 {
-	return fx_sync_ours() && !(((const struct fx_mutex *)m)->kind & KIND_GLIBC);
+	int kind = ((const struct fx_mutex *)m)->kind;
+
+	return fx_sync_ours() && (!(kind & KIND_GLIBC) || (kind & KIND_FX_SHARED));
+}
+
+static int timed_deadline(clockid_t clock, const struct timespec *abs, uint64_t *deadline);
+
+/* The process part of a shared mutex's owner: only kept for the kinds that check it. */
+static unsigned shared_pid(int type)
+{
+	if (type != PTHREAD_MUTEX_ERRORCHECK && type != PTHREAD_MUTEX_RECURSIVE)
+		return 0;
+	return (unsigned)fx_raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0);
+}
+
+static int shared_lock(struct fx_mutex *x, bool try, clockid_t clock, const struct timespec *abs)
+{
+	int me = self_id(), type = x->kind & KIND_TYPE_MASK;
+	unsigned pid = shared_pid(type);
+	_Atomic uint32_t *word = (_Atomic uint32_t *)&x->lock;
+
+	if (pid && x->owner == me && x->nusers == pid) {
+		if (type == PTHREAD_MUTEX_ERRORCHECK)
+			return try ? EBUSY : EDEADLK;
+		if (x->count == UINT32_MAX)
+			return EAGAIN;
+		x->count++;
+		return 0;
+	}
+	uint32_t expect = 0;
+	if (!atomic_compare_exchange_strong(word, &expect, 1)) {
+		if (try)
+			return EBUSY;
+		uint64_t deadline;
+		int err = timed_deadline(clock, abs, &deadline);
+		if (err)
+			return err;
+		struct fx_uthread *u = fx_on_uthread() ? fx_uthread_self() : NULL;
+		while (atomic_exchange(word, 2) != 0) {
+			if (shared_wait(word, 2, deadline) == -ETIMEDOUT)
+				return ETIMEDOUT;
+			if (u && u->cancel_async)
+				fx_testcancel(); /* asynchronous cancellation acts anywhere */
+		}
+	}
+	x->owner = me;
+	x->nusers = pid;
+	x->count = 1;
+	return 0;
+}
+
+static int shared_unlock(struct fx_mutex *x)
+{
+	int type = x->kind & KIND_TYPE_MASK;
+
+	if (type == PTHREAD_MUTEX_ERRORCHECK || type == PTHREAD_MUTEX_RECURSIVE) {
+		if (x->owner != self_id() || x->nusers != shared_pid(type) || !atomic_load(&x->lock))
+			return EPERM;
+		if (--x->count)
+			return 0;
+	}
+	x->owner = 0;
+	x->nusers = 0;
+	if (atomic_exchange((_Atomic uint32_t *)&x->lock, 0) == 2)
+		shared_wake((_Atomic uint32_t *)&x->lock, 1);
+	return 0;
 }
 
 FX_PUBLIC int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
@@ -88,11 +193,12 @@ FX_PUBLIC int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *
 		pthread_mutexattr_getrobust(attr, &robust);
 		pthread_mutexattr_getprotocol(attr, &proto);
 	}
-	if (!fx_sync_ours() || pshared == PTHREAD_PROCESS_SHARED || robust == PTHREAD_MUTEX_ROBUST ||
-	    proto != PTHREAD_PRIO_NONE)
+	if (!fx_sync_ours() || robust == PTHREAD_MUTEX_ROBUST || proto != PTHREAD_PRIO_NONE)
 		return REAL(pthread_mutex_init)(m, attr);
 	memset(m, 0, sizeof(*m));
 	((struct fx_mutex *)m)->kind = type & KIND_TYPE_MASK;
+	if (pshared == PTHREAD_PROCESS_SHARED)
+		((struct fx_mutex *)m)->kind |= KIND_PSHARED | KIND_FX_SHARED;
 	return 0;
 }
 
@@ -124,10 +230,17 @@ static int lock_slow(struct fx_mutex *x, uint64_t deadline)
 	}
 	fx_wlist_push(&x->waiters, &w);
 	fx_wl_unlock(&x->wl);
-	if (fx_waiter_sleep(&w, deadline) == -ETIMEDOUT) {
+	/* not a cancellation point, but asynchronous cancellation acts anywhere */
+	bool async = w.u && w.u->cancel_async;
+	int r = async ? fx_waiter_sleep_cp(&w, deadline) : fx_waiter_sleep(&w, deadline);
+	if (r == -ETIMEDOUT) {
 		wl_lock(x);
 		fx_wlist_remove(&x->waiters, &w);
 		fx_wl_unlock(&x->wl);
+		if (async)
+			fx_testcancel();
+		if (deadline == UINT64_MAX)
+			return lock_slow(x, deadline); /* a cancellation disabled since: wait on */
 		return ETIMEDOUT;
 	}
 	return 0; /* handed over by the unlocker: the lock word stayed held */
@@ -150,6 +263,8 @@ static int lock(pthread_mutex_t *m, bool try, clockid_t clock, const struct time
 	struct fx_mutex *x = (struct fx_mutex *)m;
 	int me = self_id(), type = x->kind & KIND_TYPE_MASK, expect = 0;
 
+	if (x->kind & KIND_FX_SHARED)
+		return shared_lock(x, try, clock, abs);
 	if (type != PTHREAD_MUTEX_NORMAL && type != PTHREAD_MUTEX_ADAPTIVE_NP && x->owner == me) {
 		if (type == PTHREAD_MUTEX_ERRORCHECK)
 			return try ? EBUSY : EDEADLK; /* as glibc: trylock never reports a deadlock */
@@ -212,6 +327,8 @@ FX_PUBLIC int pthread_mutex_unlock(pthread_mutex_t *m)
 
 	if (!ours(m))
 		return REAL(pthread_mutex_unlock)(m);
+	if (x->kind & KIND_FX_SHARED)
+		return shared_unlock(x);
 	type = x->kind & KIND_TYPE_MASK;
 	if (type == PTHREAD_MUTEX_ERRORCHECK || type == PTHREAD_MUTEX_RECURSIVE) {
 		if (x->owner != self_id() || !atomic_load(&x->lock))
@@ -265,9 +382,70 @@ static void cond_wl_lock(struct fx_cond *x)
 		fx_wlist_reset(&x->waiters);
 }
 
+/*
+ * A process-shared condition of ours: a sequence word bumped by every
+ * signal and broadcast, which waiters wait on (shared futex); glibc's
+ * pshared bit stays set in __wrefs, with our mark next to the sequence.
+ */
+struct fx_scond {
+	_Atomic uint32_t seq;
+	int clock;
+	uint32_t mark;             /* SCOND_MARK */
+	_Atomic uint32_t waiters;  /* in a wait now: a signal with none makes no call */
+	char pad[36 - 16];
+	unsigned wrefs;
+};
+_Static_assert(sizeof(struct fx_scond) <= sizeof(pthread_cond_t), "fits glibc's condition");
+_Static_assert(offsetof(struct fx_scond, wrefs) == 36, "where glibc keeps __wrefs");
+#define SCOND_MARK 0x46585343u
+
+static bool cond_shared(const pthread_cond_t *c)
+{
+	const struct fx_scond *x = (const struct fx_scond *)c;
+
+	return (x->wrefs & 1) && x->mark == SCOND_MARK;
+}
+
 static bool cond_ours(const pthread_cond_t *c)
 {
-	return fx_sync_ours() && !(((const struct fx_cond *)c)->wrefs & 1);
+	return fx_sync_ours() && (!(((const struct fx_cond *)c)->wrefs & 1) || cond_shared(c));
+}
+
+static int scond_wait(struct fx_scond *x, pthread_mutex_t *m, clockid_t clock, const struct timespec *abs)
+{
+	uint64_t deadline;
+	int err = 0;
+
+	if (fx_deadline(clock, abs, &deadline))
+		return EINVAL;
+	fx_testcancel();
+	struct fx_uthread *u = fx_on_uthread() ? fx_uthread_self() : NULL;
+	uint32_t seq = atomic_load(&x->seq);
+	atomic_fetch_add(&x->waiters, 1);
+	/* the sequence read before the mutex goes: a signal after the unlock changes it */
+	err = pthread_mutex_unlock(m);
+	if (err) {
+		atomic_fetch_sub(&x->waiters, 1);
+		return err;
+	}
+	while (atomic_load(&x->seq) == seq && !(u && fx_cancel_pending(u))) {
+		if (shared_wait(&x->seq, seq, deadline) == -ETIMEDOUT) {
+			err = ETIMEDOUT;
+			break;
+		}
+	}
+	atomic_fetch_sub(&x->waiters, 1);
+	pthread_mutex_lock(m);
+	/* a cancelled waiter exits holding the mutex, for its cleanup handlers */
+	fx_testcancel();
+	return err;
+}
+
+static void scond_wake(struct fx_scond *x, int n)
+{
+	atomic_fetch_add(&x->seq, 1);
+	if (atomic_load(&x->waiters))
+		shared_wake(&x->seq, n);
 }
 
 FX_PUBLIC int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *attr)
@@ -279,10 +457,14 @@ FX_PUBLIC int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *att
 		pthread_condattr_getpshared(attr, &pshared);
 		pthread_condattr_getclock(attr, &clock);
 	}
-	if (!fx_sync_ours() || pshared == PTHREAD_PROCESS_SHARED)
+	if (!fx_sync_ours())
 		return REAL(pthread_cond_init)(c, attr);
 	memset(c, 0, sizeof(*c));
 	((struct fx_cond *)c)->clock = (int)clock;
+	if (pshared == PTHREAD_PROCESS_SHARED) {
+		((struct fx_scond *)c)->mark = SCOND_MARK;
+		((struct fx_scond *)c)->wrefs = 1;
+	}
 	return 0;
 }
 
@@ -300,6 +482,8 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock, con
 	uint64_t deadline;
 	int err;
 
+	if (cond_shared(c))
+		return scond_wait((struct fx_scond *)c, m, clock, abs);
 	if (fx_deadline(clock, abs, &deadline))
 		return EINVAL;
 	fx_testcancel();
@@ -357,6 +541,10 @@ FX_PUBLIC int pthread_cond_signal(pthread_cond_t *c)
 
 	if (!cond_ours(c))
 		return REAL(pthread_cond_signal)(c);
+	if (cond_shared(c)) {
+		scond_wake((struct fx_scond *)c, 1);
+		return 0;
+	}
 	if (!x->waiters.head)
 		return 0;
 	cond_wl_lock(x);
@@ -373,6 +561,10 @@ FX_PUBLIC int pthread_cond_broadcast(pthread_cond_t *c)
 
 	if (!cond_ours(c))
 		return REAL(pthread_cond_broadcast)(c);
+	if (cond_shared(c)) {
+		scond_wake((struct fx_scond *)c, INT_MAX);
+		return 0;
+	}
 	if (!x->waiters.head)
 		return 0;
 	cond_wl_lock(x);

@@ -6,10 +6,11 @@
  * pthread_t is the thread's TCB address, as in NPTL, so glibc's own
  * pthread_self and pthread_equal (not interposed) agree with us. Attribute
  * objects keep glibc's layout: glibc's own attribute functions fill them
- * and we read them back through its getters. Scheduling-policy, priority,
- * inherit-sched and affinity attributes are accepted and have no effect
- * (carriers are pinned; user threads are scheduled FIFO, cooperatively):
- * docs/threads.md says so.
+ * and we read them back through its getters, copying what we keep at
+ * creation. Scheduling policy, priority and affinity are kept per thread
+ * and reported back, with no effect on placement or order (carriers are
+ * pinned; user threads are scheduled FIFO, cooperatively): docs/threads.md
+ * says so.
  *
  * Errors follow the pthread convention: a positive errno is returned.
  */
@@ -21,6 +22,7 @@
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -30,6 +32,30 @@
 
 static _Atomic int next_id = 1;
 
+/*
+ * Scheduling policy and priority of a uthread: checked as the kernel
+ * checks sched_setscheduler (EINVAL outside the policy's range; EPERM for
+ * a real-time policy above RLIMIT_RTPRIO without root), kept, reported
+ * back, inherited; they do not order the run queues (docs/threads.md).
+ */
+static int sched_check(int policy, const struct sched_param *sp)
+{
+	if (!sp)
+		return EINVAL;
+	if (policy != SCHED_OTHER && policy != SCHED_FIFO && policy != SCHED_RR &&
+	    policy != SCHED_BATCH && policy != SCHED_IDLE)
+		return EINVAL;
+	int lo = sched_get_priority_min(policy), hi = sched_get_priority_max(policy);
+	if (sp->sched_priority < lo || sp->sched_priority > hi)
+		return EINVAL;
+	if ((policy == SCHED_FIFO || policy == SCHED_RR) && geteuid() != 0) {
+		struct rlimit rl;
+		if (getrlimit(RLIMIT_RTPRIO, &rl) || (rlim_t)sp->sched_priority > rl.rlim_cur)
+			return EPERM;
+	}
+	return 0;
+}
+
 FX_PUBLIC int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 			     void *(*start)(void *), void *arg)
 {
@@ -38,12 +64,36 @@ FX_PUBLIC int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 
 	size_t stack = fx_default_stack_size(), guard = (size_t)sysconf(_SC_PAGESIZE);
 	void *user_stack = NULL;
-	int detach = PTHREAD_CREATE_JOINABLE, err = 0;
+	int detach = PTHREAD_CREATE_JOINABLE, err = 0, inherit = PTHREAD_INHERIT_SCHED;
+	int policy = SCHED_OTHER;
+	struct sched_param sp = { 0 };
+	struct fx_uthread *me = fx_uthread_self();
 
+	if (me) {
+		policy = me->sched_policy;
+		sp.sched_priority = me->sched_prio;
+	}
+	pthread_attr_t dflt;
+	if (!attr && !pthread_getattr_default_np(&dflt)) {
+		/* no attribute object: glibc's default one (pthread_setattr_default_np), as NPTL */
+		size_t size = 0;
+		pthread_attr_getstacksize(&dflt, &size);
+		pthread_attr_getguardsize(&dflt, &guard);
+		if (size)
+			stack = size; /* glibc's: RLIMIT_STACK at start, unless one was set */
+		pthread_attr_destroy(&dflt);
+	}
 	if (attr) {
 		void *lo;
 		size_t size;
 
+		pthread_attr_getinheritsched(attr, &inherit);
+		if (inherit == PTHREAD_EXPLICIT_SCHED) {
+			pthread_attr_getschedpolicy(attr, &policy);
+			pthread_attr_getschedparam(attr, &sp);
+			if ((err = sched_check(policy, &sp)))
+				return err;
+		}
 		pthread_attr_getdetachstate(attr, &detach);
 		pthread_attr_getstacksize(attr, &stack);
 		pthread_attr_getguardsize(attr, &guard);
@@ -55,7 +105,9 @@ FX_PUBLIC int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	struct fx_uthread *u = fx_uthread_create(stack, guard, user_stack, start, arg, &err);
 	if (!u)
 		return err;
-	struct fx_uthread *me = fx_uthread_self();
+	u->sched_policy = policy;
+	u->sched_prio = sp.sched_priority;
+	u->sched_explicit = inherit == PTHREAD_EXPLICIT_SCHED;
 	if (me) {
 		u->sigmask = me->sigmask;
 		memcpy(u->name, me->name, sizeof(u->name)); /* a new thread has its creator's name */
@@ -382,8 +434,11 @@ FX_PUBLIC int pthread_setname_np(pthread_t thread, const char *name)
 {
 	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
 
-	if (!t)
+	if (!t) {
+		if (fx_rt_active && fx_uthread_dead((uintptr_t)thread))
+			return ESRCH; /* joined or gone: its mapping is cached */
 		return REAL(pthread_setname_np)(thread, name);
+	}
 	if (strlen(name) >= sizeof(t->name))
 		return ERANGE;
 	strcpy(t->name, name);
@@ -395,8 +450,11 @@ FX_PUBLIC int pthread_getname_np(pthread_t thread, char *buf, size_t len)
 {
 	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
 
-	if (!t)
+	if (!t) {
+		if (fx_rt_active && fx_uthread_dead((uintptr_t)thread))
+			return ESRCH; /* joined or gone: its mapping is cached */
 		return REAL(pthread_getname_np)(thread, buf, len);
+	}
 	if (!t->name[0]) /* never named: its carrier's, the process's */
 		return REAL(pthread_getname_np)(thread, buf, len);
 	if (strlen(t->name) >= len)
@@ -409,6 +467,8 @@ FX_PUBLIC int pthread_getattr_np(pthread_t thread, pthread_attr_t *attr)
 {
 	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
 
+	if (!t && fx_rt_active && fx_uthread_dead((uintptr_t)thread))
+		return ESRCH;
 	if (!t || t == fx_main_uthread)
 		return REAL(pthread_getattr_np)(thread, attr);
 	int err = pthread_attr_init(attr);
@@ -419,6 +479,14 @@ FX_PUBLIC int pthread_getattr_np(pthread_t thread, pthread_attr_t *attr)
 	if (!err)
 		err = pthread_attr_setdetachstate(attr, atomic_load(&t->detached) ? PTHREAD_CREATE_DETACHED
 										 : PTHREAD_CREATE_JOINABLE);
+	if (!err) {
+		/* as NPTL reports a thread's: its policy, priority and how it got them */
+		struct sched_param sp = { .sched_priority = t->sched_prio };
+		pthread_attr_setinheritsched(attr, t->sched_explicit ? PTHREAD_EXPLICIT_SCHED
+								     : PTHREAD_INHERIT_SCHED);
+		pthread_attr_setschedpolicy(attr, t->sched_policy);
+		pthread_attr_setschedparam(attr, &sp);
+	}
 	return err;
 }
 
@@ -435,8 +503,11 @@ FX_PUBLIC int pthread_setaffinity_np(pthread_t thread, size_t size, const cpu_se
 	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
 	cpu_set_t allowed, both;
 
-	if (!t)
+	if (!t) {
+		if (fx_rt_active && fx_uthread_dead((uintptr_t)thread))
+			return ESRCH; /* joined or gone: its mapping is cached */
 		return REAL(pthread_setaffinity_np)(thread, size, set);
+	}
 	if (size == 0)
 		return EINVAL;
 	fx_rt_cpus(&allowed);
@@ -456,8 +527,11 @@ FX_PUBLIC int pthread_getaffinity_np(pthread_t thread, size_t size, cpu_set_t *s
 	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
 	cpu_set_t mine;
 
-	if (!t)
+	if (!t) {
+		if (fx_rt_active && fx_uthread_dead((uintptr_t)thread))
+			return ESRCH; /* joined or gone: its mapping is cached */
 		return REAL(pthread_getaffinity_np)(thread, size, set);
+	}
 	if (t->affinity)
 		mine = *t->affinity;
 	else
@@ -473,10 +547,83 @@ FX_PUBLIC int pthread_getaffinity_np(pthread_t thread, size_t size, cpu_set_t *s
 	return 0;
 }
 
+FX_PUBLIC int pthread_getschedparam(pthread_t thread, int *policy, struct sched_param *sp)
+{
+	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
+
+	if (!t) {
+		if (fx_rt_active && fx_uthread_dead((uintptr_t)thread))
+			return ESRCH; /* joined or gone: its mapping is cached */
+		return REAL(pthread_getschedparam)(thread, policy, sp);
+	}
+	*policy = t->sched_policy;
+	memset(sp, 0, sizeof(*sp));
+	sp->sched_priority = t->sched_prio;
+	return 0;
+}
+
+FX_PUBLIC int pthread_setschedparam(pthread_t thread, int policy, const struct sched_param *sp)
+{
+	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
+
+	if (!t) {
+		if (fx_rt_active && fx_uthread_dead((uintptr_t)thread))
+			return ESRCH; /* joined or gone: its mapping is cached */
+		return REAL(pthread_setschedparam)(thread, policy, sp);
+	}
+	int err = sched_check(policy, sp);
+	if (err)
+		return err;
+	t->sched_policy = policy;
+	t->sched_prio = sp->sched_priority;
+	return 0;
+}
+
+FX_PUBLIC int pthread_setschedprio(pthread_t thread, int prio)
+{
+	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
+
+	if (!t) {
+		if (fx_rt_active && fx_uthread_dead((uintptr_t)thread))
+			return ESRCH; /* joined or gone: its mapping is cached */
+		return REAL(pthread_setschedprio)(thread, prio);
+	}
+	struct sched_param sp = { .sched_priority = prio };
+	int err = sched_check(t->sched_policy, &sp);
+	if (err)
+		return err;
+	t->sched_prio = prio;
+	return 0;
+}
+
+/*
+ * A uthread's CPU-time clock: the process's (CLOCK_PROCESS_CPUTIME_ID).
+ * A uthread has no kernel thread of its own, and its carrier's clock counts
+ * every uthread the carrier ran and would jump back when the thread moves
+ * to another carrier; the process's never goes back and is at least the
+ * thread's own time (docs/threads.md).
+ */
+FX_PUBLIC int pthread_getcpuclockid(pthread_t thread, clockid_t *clock)
+{
+	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
+
+	if (!t) {
+		if (fx_rt_active && fx_uthread_dead((uintptr_t)thread))
+			return ESRCH;
+		return REAL(pthread_getcpuclockid)(thread, clock);
+	}
+	if (atomic_load(&t->state) == FX_U_EXITED)
+		return ESRCH; /* as NPTL: an exited thread has no clock */
+	*clock = CLOCK_PROCESS_CPUTIME_ID;
+	return 0;
+}
+
 FX_PUBLIC int sched_yield(void)
 {
 	if (fx_rt_active && fx_uthread_self()) {
 		fx_yield();
+		if (fx_uthread_self()->cancel_async)
+			fx_testcancel(); /* not a cancellation point: asynchronous cancellation acts anywhere */
 		return 0;
 	}
 	return REAL(sched_yield)();
@@ -489,6 +636,11 @@ FX_PUBLIC int sched_yield(void)
  * glibc, a fork child whose parent was running the initialiser (in a
  * thread the child does not have) runs it again.
  */
+static void once_cancelled(void *st)
+{
+	atomic_store_explicit((_Atomic int *)st, 0, memory_order_release);
+}
+
 FX_PUBLIC int pthread_once(pthread_once_t *once, void (*init)(void))
 {
 	_Atomic int *st = (_Atomic int *)once;
@@ -501,7 +653,10 @@ FX_PUBLIC int pthread_once(pthread_once_t *once, void (*init)(void))
 		if (v == 2)
 			return 0;
 		if ((v == 0 || v != running) && atomic_compare_exchange_strong(st, &v, running)) {
+			/* POSIX: an initialiser cancelled leaves once as if never called */
+			pthread_cleanup_push(once_cancelled, (void *)st);
 			init();
+			pthread_cleanup_pop(0);
 			atomic_store_explicit(st, 2, memory_order_release);
 			return 0;
 		}

@@ -102,8 +102,11 @@ FX_PUBLIC int pthread_kill(pthread_t thread, int sig)
 {
 	struct fx_uthread *u = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
 
-	if (!u)
+	if (!u) {
+		if (fx_rt_active && fx_uthread_dead((uintptr_t)thread))
+			return ESRCH; /* joined or gone, as an exited one */
 		return REAL(pthread_kill)(thread, sig);
+	}
 	if (sig < 0 || sig >= 65)
 		return EINVAL;
 	if (atomic_load(&u->state) == FX_U_EXITED)

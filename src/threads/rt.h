@@ -33,6 +33,7 @@ struct fx_waiter;
 #define FX_KEYS_MAX 1024 /* PTHREAD_KEYS_MAX */
 
 #define FX_UTHREAD_MAGIC 0xF1E75C7472656164ull
+#define FX_UTHREAD_DEAD 0xF1E75CDEADDEAD00ull /* freed: its mapping waits in the stack cache */
 
 struct fx_uthread {
 	uint64_t magic;             /* FX_UTHREAD_MAGIC: tells our TCBs from foreign ones */
@@ -86,6 +87,9 @@ struct fx_uthread {
 	char name[16];
 	int id;
 	cpu_set_t *affinity;        /* set by pthread_setaffinity_np: reported back, no effect on placement */
+	int sched_policy;           /* pthread_setschedparam and attributes: reported back, no effect on order */
+	int sched_prio;
+	bool sched_explicit;        /* created with PTHREAD_EXPLICIT_SCHED: pthread_getattr_np says so */
 
 	/*
 	 * Kernel state that is per thread under NPTL, kept per uthread
@@ -204,6 +208,8 @@ void fx_block(void);
 void fx_uthread_start(struct fx_uthread *u);
 void fx_yield(void);
 void fx_interrupt(struct fx_uthread *u);
+/* From the poke handler: an asynchronously cancelled uthread interrupted at uc (src/preload/cancel.c). */
+void fx_cancel_async_poked(void *uc);
 void fx_interrupt_call(struct fx_uthread *u);
 bool fx_end_wait(struct fx_uthread *u, struct fx_waiter **slot);
 /*
@@ -268,6 +274,7 @@ struct fx_uthread *fx_uthread_create(size_t stack_size, size_t guard, void *user
 struct fx_uthread *fx_uthread_adopt_current(void);
 void fx_uthread_free(struct fx_uthread *u);
 struct fx_uthread *fx_uthread_of(uintptr_t tcb);
+bool fx_uthread_dead(uintptr_t tcb);
 void fx_uthread_set_tid(struct fx_uthread *u, int tid);
 void *fx_uthread_own_robust(const struct fx_uthread *u);
 void fx_uthread_robust_exit(struct fx_uthread *u);

@@ -474,6 +474,12 @@ void fx_yield(void)
 		reap(c);
 		c->in_rt = 0;
 	}
+	if (c->timers) {
+		/* a sleeper whose time has come is as runnable as the yielder */
+		c->in_rt = 1;
+		fx_timers_fire(c);
+		c->in_rt = 0;
+	}
 	if (!atomic_load_explicit(&c->rq_len, memory_order_relaxed))
 		return;
 	struct fx_uthread *self = c->current;
@@ -1095,14 +1101,22 @@ static void interrupted(int sig)
 	(void)sig;
 }
 
-/* A signal is pending for the uthread running here: its handler runs now, unless in the runtime. */
-static void poked(int sig)
+/*
+ * A signal is pending for the uthread running here: its handler runs now,
+ * unless in the runtime. Or the uthread was cancelled asynchronously
+ * (src/preload/cancel.c decides whether it acts here).
+ */
+static void poked(int sig, siginfo_t *si, void *uc)
 {
 	struct fx_carrier *c = fx_carrier_self();
 
 	(void)sig;
-	if (c && c->current && !c->in_rt && !c->in_handler)
+	(void)si;
+	if (c && c->current && !c->in_rt && !c->in_handler) {
 		fx_raise_pending();
+		if (c->current->cancel_async && fx_cancel_pending(c->current))
+			fx_cancel_async_poked(uc);
+	}
 }
 
 /*
@@ -1218,7 +1232,7 @@ int fx_rt_start(void)
 	struct sigaction act = { .sa_handler = interrupted }; /* no SA_RESTART: that is the point */
 	sigemptyset(&act.sa_mask);
 	fx_real_sigaction(FX_SIG_INTERRUPT, &act, NULL);
-	struct sigaction poke = { .sa_handler = poked, .sa_flags = SA_RESTART };
+	struct sigaction poke = { .sa_sigaction = poked, .sa_flags = SA_RESTART | SA_SIGINFO };
 	sigemptyset(&poke.sa_mask);
 	fx_real_sigaction(FX_SIG_POKE, &poke, NULL);
 	cfg.engine = engine_from_env(getenv("FLEXSC_ENGINE"));

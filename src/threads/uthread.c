@@ -38,6 +38,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -56,6 +57,7 @@ static size_t tcb_size, tid_offset, list_offset;
 static size_t robust_offset; /* struct pthread's robust_head; 0: unknown, left alone */
 static long robust_futex_offset;
 static size_t page;
+static void cache_after_fork(void);
 
 /* Resolves glibc's private TLS helpers. Returns 0 or -ENOSYS. */
 int fx_uthread_init(void)
@@ -77,6 +79,9 @@ int fx_uthread_init(void)
 	tid_offset = tid_desc[2];
 	list_offset = list_desc[2];
 	page = (size_t)sysconf(_SC_PAGESIZE);
+	static bool atfork;
+	if (!atfork && pthread_atfork(NULL, NULL, cache_after_fork) == 0)
+		atfork = true;
 	if (tls_static_align < 64)
 		tls_static_align = 64;
 
@@ -239,6 +244,89 @@ void fx_uthread_robust_exit(struct fx_uthread *u)
 }
 
 /*
+ * Mappings of exited and freed uthreads, kept as NPTL keeps its stack
+ * cache: a handle of a thread already joined (or detached and gone) still
+ * names readable memory whose struct says FX_UTHREAD_DEAD, so the pthread
+ * functions answer ESRCH instead of faulting, and a later thread with the
+ * same mapping size takes the mapping again. At most CACHE_MAX bytes (NPTL's
+ * default, 40 MiB) are kept; the oldest are unmapped beyond that, and only
+ * then does a stale handle name unmapped memory (as under NPTL).
+ */
+#define CACHE_MAX (40u << 20)
+static _Atomic int cache_lock;
+static struct fx_uthread *cache_head; /* newest first, linked by next */
+static size_t cache_bytes;
+
+/* A forked child has only the forking thread: a lock another one held is free. */
+static void cache_after_fork(void)
+{
+	atomic_store(&cache_lock, 0);
+}
+
+static void cache_put(struct fx_uthread *u)
+{
+	struct fx_uthread *drop = NULL;
+
+	u->magic = FX_UTHREAD_DEAD;
+	fx_spin_lock(&cache_lock);
+	u->next = cache_head;
+	cache_head = u;
+	cache_bytes += u->map_size;
+	if (cache_bytes > CACHE_MAX) {
+		/* cut the list where the newest ones fill the budget */
+		size_t kept = 0;
+		for (struct fx_uthread **pp = &cache_head; *pp; pp = &(*pp)->next) {
+			kept += (*pp)->map_size;
+			if (kept > CACHE_MAX) {
+				drop = *pp;
+				*pp = NULL;
+				break;
+			}
+		}
+		for (struct fx_uthread *d = drop; d; d = d->next)
+			cache_bytes -= d->map_size;
+	}
+	fx_spin_unlock(&cache_lock);
+	while (drop) {
+		struct fx_uthread *n = drop->next;
+		munmap(drop->map, drop->map_size);
+		drop = n;
+	}
+}
+
+/* A cached mapping of map_size bytes with the same guard, or NULL. */
+static uint8_t *cache_take(size_t map_size, size_t guard, bool user_stack)
+{
+	uint8_t *map = NULL;
+
+	if (!cache_head)
+		return NULL;
+	fx_spin_lock(&cache_lock);
+	for (struct fx_uthread **pp = &cache_head; *pp; pp = &(*pp)->next) {
+		struct fx_uthread *c = *pp;
+		if (c->map_size == map_size && c->user_stack == user_stack &&
+		    (user_stack || c->guard == guard)) {
+			*pp = c->next;
+			cache_bytes -= map_size;
+			map = c->map;
+			break;
+		}
+	}
+	fx_spin_unlock(&cache_lock);
+	return map;
+}
+
+/* Whether tcb is the handle of a uthread that exited and was freed (its mapping cached). */
+bool fx_uthread_dead(uintptr_t tcb)
+{
+	if (!tcb || !tcb_size || (fx_main_uthread && tcb == fx_main_uthread->tcb))
+		return false;
+	uintptr_t tls_lo = align_down(tcb + tcb_size - tls_static_size, tls_static_align);
+	struct fx_uthread *u = (struct fx_uthread *)align_down(tls_lo - sizeof(struct fx_uthread), 64);
+	return u->magic == FX_UTHREAD_DEAD && u->tcb == tcb;
+}
+
+/*
  * Allocates a user thread: its mapping (guard, stack, struct, static TLS,
  * TCB from bottom to top), or, with a user stack, a mapping for the rest.
  */
@@ -255,6 +343,18 @@ struct fx_uthread *fx_uthread_create(size_t stack_size, size_t guard, void *user
 		map_size = (top_area + page - 1) & ~(page - 1);
 	else
 		map_size = guard + ((stack_size + top_area + page - 1) & ~(page - 1));
+	uintptr_t tcb, tls_lo;
+	struct fx_uthread *u;
+
+	map = cache_take(map_size, guard, user_stack != NULL);
+	if (map) {
+		/* as fresh: the struct, static TLS and TCB zeroed (the stack is as it was left) */
+		tcb = align_down((uintptr_t)map + map_size - tcb_size, tls_static_align);
+		tls_lo = align_down(tcb + tcb_size - tls_static_size, tls_static_align);
+		u = (struct fx_uthread *)align_down(tls_lo - sizeof(*u), 64);
+		memset(u, 0, (size_t)((uintptr_t)map + map_size - (uintptr_t)u));
+		goto build;
+	}
 	map = mmap(NULL, map_size, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
 	if (map == MAP_FAILED) {
@@ -266,10 +366,10 @@ struct fx_uthread *fx_uthread_create(size_t stack_size, size_t guard, void *user
 		*err = EAGAIN;
 		return NULL;
 	}
-	uintptr_t tcb = align_down((uintptr_t)map + map_size - tcb_size, tls_static_align);
-	uintptr_t tls_lo = align_down(tcb + tcb_size - tls_static_size, tls_static_align);
-	struct fx_uthread *u = (struct fx_uthread *)align_down(tls_lo - sizeof(*u), 64);
-
+	tcb = align_down((uintptr_t)map + map_size - tcb_size, tls_static_align);
+	tls_lo = align_down(tcb + tcb_size - tls_static_size, tls_static_align);
+	u = (struct fx_uthread *)align_down(tls_lo - sizeof(*u), 64);
+build:
 	if (tcb_build(tcb)) {
 		munmap(map, map_size);
 		*err = ENOMEM;
@@ -318,7 +418,13 @@ void fx_uthread_free(struct fx_uthread *u)
 		return;
 	}
 	dl_deallocate_tls((void *)u->tcb, false);
-	munmap(u->map, u->map_size);
+	if (!u->user_stack) {
+		/* its pages go back to the kernel; the mapping stays for the next thread */
+		uintptr_t lo = (uintptr_t)u->map + u->guard, hi = align_down((uintptr_t)u, page);
+		if (hi > lo)
+			madvise((void *)lo, hi - lo, MADV_DONTNEED);
+	}
+	cache_put(u);
 }
 
 /* The uthread whose pthread_t (TCB address) is tcb; NULL for TCBs we did not make. */
