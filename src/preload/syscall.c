@@ -3,7 +3,11 @@
  * syscall() and prctl(): the generic entries through which a program
  * reaches per-thread kernel state that the runtime keeps per uthread
  * (threads/kstate.c: the robust list, the alternate signal stack, the
- * thread's name, futexes). Everything else goes to the kernel unchanged;
+ * thread's name, futexes), and the blocking calls src/preload/io.c makes
+ * exception-less, posted the same way (fx_io_syscall), so that a call
+ * made through syscall() does not block the carrier. Everything else
+ * (clone, vfork, exit, rt_sigreturn, calls with a signal mask...) goes
+ * to the kernel unchanged;
  * identity changes need no bookkeeping here, the hand-over of every call
  * asks the kernel (core/identity.c).
  */
@@ -23,6 +27,8 @@ FX_PUBLIC long syscall(long nr, ...)
 	for (int i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
+	if (fx_rt_active && fx_io_syscall(nr, a, &r))
+		return r;
 	if (!fx_rt_active || !fx_kstate_call(nr, a, &r))
 		r = fx_raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	return fx_libc_ret(r);
