@@ -50,7 +50,7 @@ static inline bool fx_on_uthread(void)
 {
 	struct fx_carrier *c = fx_rt_active ? fx_carrier_self() : NULL;
 
-	return c && c->current && !c->in_rt && !c->in_handler;
+	return c && c->current && !c->in_rt && !fx_in_handler(c);
 }
 
 /*

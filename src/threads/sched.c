@@ -636,7 +636,7 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 	uint64_t args[FLEXSC_MAX_ARGS] = { 0 };
 
 	memcpy(args, a, nargs * sizeof(*a));
-	if (!c || c->in_rt || c->in_handler || !c->current)
+	if (!c || c->in_rt || !c->current || fx_in_handler(c))
 		return fx_raw_syscall6(nr, (long)args[0], (long)args[1], (long)args[2],
 				       (long)args[3], (long)args[4], (long)args[5]);
 	struct fx_uthread *self = c->current;
@@ -871,7 +871,7 @@ static void poked(int sig)
 	struct fx_carrier *c = fx_carrier_self();
 
 	(void)sig;
-	if (c && c->current && !c->in_rt && !c->in_handler)
+	if (c && c->current && !c->in_rt && !fx_in_handler(c))
 		fx_raise_pending();
 }
 
