@@ -64,6 +64,7 @@ static long call(long nr, unsigned n, uint64_t a0, uint64_t a1, uint64_t a2, uin
 	if (cp)
 		fx_testcancel();
 	long r = fx_rt_syscall(nr, n, args);
+	fx_fd_made(nr, args, r); /* also when the call ran directly, not posted */
 	if (cp)
 		fx_testcancel(); /* a call cancelled in flight comes back -ECANCELED: the thread exits */
 	return fx_libc_ret(r);
@@ -533,7 +534,9 @@ bool fx_io_syscall(long nr, const long *a, long *ret)
 		uint64_t args[6];
 		for (int i = 0; i < 6; i++)
 			args[i] = (uint64_t)a[i];
-		*ret = fx_libc_ret(fx_rt_syscall(nr == SYS_epoll_pwait ? SYS_epoll_wait : nr, 6, args));
+		long r = fx_rt_syscall(nr == SYS_epoll_pwait ? SYS_epoll_wait : nr, 6, args);
+		fx_fd_made(nr, args, r);
+		*ret = fx_libc_ret(r);
 		if (nr == SYS_close)
 			fx_fd_changed();
 	}

@@ -29,8 +29,13 @@ FX_PUBLIC long syscall(long nr, ...)
 	va_end(ap);
 	if (fx_rt_active && fx_io_syscall(nr, a, &r))
 		return r;
-	if (!fx_rt_active || !fx_kstate_call(nr, a, &r))
+	if (!fx_rt_active || !fx_kstate_call(nr, a, &r)) {
 		r = fx_raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+		/* descriptor facts (core/fdfacts.c): what it made, closed or changed */
+		fx_fd_made(nr, (const uint64_t *)a, r);
+		if (nr == SYS_close || nr == SYS_close_range || nr == SYS_dup2 || nr == SYS_dup3)
+			fx_fd_changed();
+	}
 	return fx_libc_ret(r);
 }
 
