@@ -14,7 +14,9 @@
  * interposed call made from a handler (write is async-signal-safe) runs
  * directly instead of switching user threads inside a handler, which
  * could leave the interrupted thread's libc locks held by a thread that
- * does not run.
+ * does not run. A handler left by siglongjmp/longjmp instead of returning
+ * is dropped by the jump (or by the next check, from the stack pointer:
+ * fx_handler_active in src/threads/signals.c).
  *
  * Process-directed signals, sigwait and interrupted calls: src/threads/signals.c.
  * Handlers record on the uthread whether one without SA_RESTART ran, which
