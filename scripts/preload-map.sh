@@ -13,6 +13,8 @@ cd "$(dirname "$0")/.."
 	grep -ho 'FX_PUBLIC [^(]*(' src/preload/*.c | sed -E 's/.*[ *]([A-Za-z_0-9]+)\($/\t\t\1;/' | sort -u
 	echo "		setsockopt;"
 	echo "		fcntl; fcntl64; ioctl; dup2; dup3; close_range;"
+	echo "		pipe; pipe2; socketpair; socket; dup; eventfd; epoll_create; epoll_create1;"
+	echo "		signalfd; timerfd_create; memfd_create; inotify_init; inotify_init1;"
 	echo "	local:"
 	echo "		*;"
 	echo "};"

@@ -13,14 +13,23 @@
  * The facts are cached per descriptor number, stamped with a generation
  * that every event able to change them bumps: a change of file status
  * flags (fcntl F_SETFL, ioctl FIONBIO) and a change of what a number
- * names (close, dup2, dup3, close_range, and descriptor-making calls posted
- * through flexsc). libflexsc wraps fcntl, ioctl, close, dup2, dup3 and
- * close_range for that (close weakly: FlexSC-Threads interposes it
- * itself). A stamp older than the generation is asked again, once. An
- * event the library cannot see (a descriptor closed and reused inside
- * libc, or changed by an inline system call) is a documented limit:
- * flexsc_creds_changed(3) names flexsc_fds_changed for programs that do
- * that.
+ * names (close, dup2, dup3, close_range). libflexsc wraps fcntl, ioctl,
+ * close, dup2, dup3 and close_range for that (close weakly:
+ * FlexSC-Threads interposes it itself). A stamp older than the generation
+ * is asked again, once. Every descriptor a call the library or the
+ * runtime sees makes (open, socket, accept, pipe, dup, eventfd, epoll,
+ * descriptors received with SCM_RIGHTS..., posted or not: fx_fd_made, and
+ * the wrappers below) drops its number's entry, so a number closed where
+ * nothing sees it (inside libc: fclose) and made again is asked again.
+ *
+ * What is still not seen (a number both closed and made again unseen, by
+ * inline system calls or inside libc; O_NONBLOCK set by another process
+ * on a shared file description) is caught where it changes a result: a
+ * read, receive or accept that io_uring took as blocking and that waits
+ * is asked about once (fcntl F_GETFL) and, if the descriptor is now
+ * O_NONBLOCK, cancelled and failed with EAGAIN (engine/uring.c). A stale
+ * "nonblocking" runs the call on the caller, which gives the kernel's
+ * result (it may block the caller's thread). docs/design.md measures it.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -30,6 +39,13 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "core/internal.h"
@@ -45,7 +61,78 @@ static _Atomic uint32_t generation = 1;
 void fx_fd_changed(void)
 {
 	/* release: pairs with the acquire in fd_facts; the change itself is done */
-	atomic_fetch_add_explicit(&generation, 1, memory_order_release);
+	if (atomic_fetch_add_explicit(&generation, 1, memory_order_release) + 1 == 0)
+		atomic_fetch_add_explicit(&generation, 1, memory_order_release); /* 0 means "ask" */
+}
+
+void fx_fd_new(int fd)
+{
+	if (fd >= 0 && fd < TRACKED)
+		atomic_store_explicit(&stamp[fd], 0, memory_order_release);
+}
+
+/* The numbers the SCM_RIGHTS messages of a received msghdr hold. */
+static void received_fds(const struct msghdr *m)
+{
+	if (!m || !m->msg_control || m->msg_controllen < sizeof(struct cmsghdr))
+		return;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR((struct msghdr *)m); c; c = CMSG_NXTHDR((struct msghdr *)m, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < n; i++) {
+			int fd;
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
+			fx_fd_new(fd);
+		}
+	}
+}
+
+void fx_fd_made(long nr, const uint64_t *a, int64_t ret)
+{
+	const int *two = NULL;
+
+	if (ret < 0)
+		return;
+	switch (nr) {
+	case SYS_socket: case SYS_open: case SYS_openat: case SYS_openat2: case SYS_creat:
+	case SYS_accept: case SYS_accept4: case SYS_dup: case SYS_eventfd: case SYS_eventfd2:
+	case SYS_epoll_create: case SYS_epoll_create1: case SYS_signalfd: case SYS_signalfd4:
+	case SYS_timerfd_create: case SYS_memfd_create: case SYS_inotify_init:
+	case SYS_inotify_init1: case SYS_fanotify_init: case SYS_pidfd_open: case SYS_userfaultfd:
+	case SYS_perf_event_open: case SYS_open_by_handle_at: case SYS_io_uring_setup:
+#ifdef SYS_pidfd_getfd
+	case SYS_pidfd_getfd:
+#endif
+		fx_fd_new((int)ret);
+		break;
+	case SYS_pipe: case SYS_pipe2:
+		two = (const int *)(uintptr_t)a[0];
+		break;
+	case SYS_socketpair:
+		two = (const int *)(uintptr_t)a[3];
+		break;
+	case SYS_dup2: case SYS_dup3:
+		fx_fd_new((int)a[1]);
+		break;
+	case SYS_fcntl:
+		if (a[1] == F_SETFL)
+			fx_fd_new((int)a[0]);
+		else if (a[1] == F_DUPFD || a[1] == F_DUPFD_CLOEXEC)
+			fx_fd_new((int)ret);
+		break;
+	case SYS_ioctl:
+		if (a[1] == FIONBIO)
+			fx_fd_new((int)a[0]);
+		break;
+	case SYS_recvmsg:
+		received_fds((const struct msghdr *)(uintptr_t)a[1]);
+		break;
+	}
+	if (two) {
+		fx_fd_new(two[0]);
+		fx_fd_new(two[1]);
+	}
 }
 
 FX_EXPORT void flexsc_fds_changed(void)
@@ -180,6 +267,109 @@ FX_EXPORT int close_range(unsigned first, unsigned last, int flags)
 	int r = real(first, last, flags);
 	fx_fd_changed();
 	return r;
+}
+
+/*
+ * The libc calls that make descriptors and that nothing else wraps: each
+ * drops the entries of the numbers it returns (the preload's own open,
+ * accept and friends do the same, src/preload/io.c).
+ */
+#define MADE_ONE(call)                                                       \
+	int r = call;                                                        \
+	fx_fd_new(r);                                                        \
+	return r
+
+FX_EXPORT int pipe(int fds[2])
+{
+	NEXT(pipe);
+	int r = real(fds);
+	if (r == 0) {
+		fx_fd_new(fds[0]);
+		fx_fd_new(fds[1]);
+	}
+	return r;
+}
+
+FX_EXPORT int pipe2(int fds[2], int flags)
+{
+	NEXT(pipe2);
+	int r = real(fds, flags);
+	if (r == 0) {
+		fx_fd_new(fds[0]);
+		fx_fd_new(fds[1]);
+	}
+	return r;
+}
+
+FX_EXPORT int socketpair(int domain, int type, int proto, int fds[2])
+{
+	NEXT(socketpair);
+	int r = real(domain, type, proto, fds);
+	if (r == 0) {
+		fx_fd_new(fds[0]);
+		fx_fd_new(fds[1]);
+	}
+	return r;
+}
+
+FX_EXPORT int socket(int domain, int type, int proto)
+{
+	NEXT(socket);
+	MADE_ONE(real(domain, type, proto));
+}
+
+FX_EXPORT int dup(int fd)
+{
+	NEXT(dup);
+	MADE_ONE(real(fd));
+}
+
+FX_EXPORT int eventfd(unsigned initval, int flags)
+{
+	NEXT(eventfd);
+	MADE_ONE(real(initval, flags));
+}
+
+FX_EXPORT int epoll_create(int size)
+{
+	NEXT(epoll_create);
+	MADE_ONE(real(size));
+}
+
+FX_EXPORT int epoll_create1(int flags)
+{
+	NEXT(epoll_create1);
+	MADE_ONE(real(flags));
+}
+
+FX_EXPORT int signalfd(int fd, const sigset_t *mask, int flags)
+{
+	NEXT(signalfd);
+	MADE_ONE(real(fd, mask, flags));
+}
+
+FX_EXPORT int timerfd_create(int clock, int flags)
+{
+	NEXT(timerfd_create);
+	MADE_ONE(real(clock, flags));
+}
+
+FX_EXPORT int memfd_create(const char *name, unsigned flags)
+{
+	NEXT(memfd_create);
+	MADE_ONE(real(name, flags));
+}
+
+FX_EXPORT int inotify_init(void)
+{
+	NEXT(inotify_init);
+	MADE_ONE(real());
+}
+
+FX_EXPORT int inotify_init1(int flags)
+{
+	NEXT(inotify_init1);
+	MADE_ONE(real(flags));
 }
 
 /*

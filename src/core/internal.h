@@ -229,6 +229,10 @@ void fx_fd_track_result(const struct flexsc_entry *e, int64_t ret);
 
 /* cached descriptor facts for the io_uring route (src/core/fdfacts.c) */
 void fx_fd_changed(void);
+/* fd names something new (or its flags changed): ask the kernel at its next use */
+void fx_fd_new(int fd);
+/* after call nr with arguments a returned ret: drops the entries of the descriptors it made */
+void fx_fd_made(long nr, const uint64_t *a, int64_t ret);
 bool fx_fd_nonblocking(int fd);
 bool fx_fd_unseekable(int fd);
 bool fx_call_cannot_block(const struct flexsc_entry *e);

@@ -128,6 +128,7 @@ void fx_queue_complete(struct flexsc_queue *q, unsigned idx, int64_t ret)
 
 	if (changes_fds(e))
 		fx_fd_changed();
+	fx_fd_made(e->sysnum, e->args, ret);
 	if (fx_unlikely(atomic_load_explicit(&fx_fd_marks_used, memory_order_relaxed)) && ret >= 0)
 		fx_fd_track_result(e, ret);
 	e->ret = ret;

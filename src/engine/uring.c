@@ -88,7 +88,23 @@ struct fx_uring {
 	struct fx_identity sq_id; /* SQPOLL: the identity its SQEs run with */
 	uint64_t wake_buf;
 	union fx_uring_scratch *scratch; /* one per entry */
+	uint8_t *nb;           /* per entry: NB_* (a read that may wait on a cached "blocking") */
+	uint16_t *to_check;    /* entries NB_CHECK, added since the last harvest */
+	unsigned nto_check;
 };
+
+/*
+ * A read, receive or accept goes to the ring only when the descriptor
+ * facts (core/fdfacts.c) say its descriptor blocks, and io_uring would wait
+ * where an O_NONBLOCK descriptor fails with EAGAIN. Facts can be stale
+ * (a number closed and made again where nothing saw it, a flag set by
+ * another process), so such a call that has not completed by the next
+ * harvest, that is one that waits, is checked once with fcntl(F_GETFL);
+ * if its descriptor is O_NONBLOCK now it is cancelled and completes with
+ * -EAGAIN, as the system call would have. A call that completes at once
+ * costs nothing.
+ */
+enum { NB_NONE = 0, NB_CHECK, NB_CANCELLED };
 
 static bool op_supported(const struct flexsc *fx, unsigned op)
 {
@@ -117,9 +133,17 @@ int fx_uring_create(struct flexsc_queue *q)
 	struct io_uring_params p;
 	int err;
 
-	if (r)
+	if (r) {
 		r->scratch = calloc(q->nentries, sizeof(*r->scratch));
-	if (!r || !r->scratch) {
+		r->nb = calloc(q->nentries, sizeof(*r->nb));
+		r->to_check = calloc(q->nentries, sizeof(*r->to_check));
+	}
+	if (!r || !r->scratch || !r->nb || !r->to_check) {
+		if (r) {
+			free(r->scratch);
+			free(r->nb);
+			free(r->to_check);
+		}
 		free(r);
 		return -ENOMEM;
 	}
@@ -146,6 +170,8 @@ int fx_uring_create(struct flexsc_queue *q)
 		fx_warn(q->fx, "io_uring setup failed (%s); this queue uses the fallback engine",
 			strerror(-err));
 		free(r->scratch);
+		free(r->nb);
+		free(r->to_check);
 		free(r);
 		return err;
 	}
@@ -179,6 +205,8 @@ void fx_uring_destroy(struct flexsc_queue *q)
 {
 	io_uring_queue_exit(&q->ring->ring);
 	free(q->ring->scratch);
+	free(q->ring->nb);
+	free(q->ring->to_check);
 	free(q->ring);
 	q->ring = NULL;
 }
@@ -621,6 +649,50 @@ static void add_poll(struct flexsc_queue *q, unsigned idx, struct io_uring_sqe *
 	p->cqes = 2;
 }
 
+/* A read, receive or accept the ring took because its descriptor is cached as blocking. */
+static bool waits_on_cached_fact(const struct flexsc_entry *e)
+{
+	switch (e->sysnum) {
+	case SYS_read: case SYS_readv: case SYS_recvfrom: case SYS_recvmsg:
+	case SYS_accept: case SYS_accept4:
+		return true;
+	case SYS_preadv2:
+		return (int64_t)e->args[3] == -1;
+	default:
+		return false;
+	}
+}
+
+/* The calls added since the last harvest that have not completed: those that wait. */
+static void check_waiting(struct flexsc_queue *q)
+{
+	struct fx_uring *r = q->ring;
+	bool cancelled = false;
+
+	for (unsigned i = 0; i < r->nto_check; i++) {
+		unsigned idx = r->to_check[i];
+		const struct flexsc_entry *e = &q->entries[idx];
+		if (r->nb[idx] != NB_CHECK)
+			continue; /* completed meanwhile */
+		r->nb[idx] = NB_NONE;
+		int fd = (int)e->args[0];
+		long fl = fx_raw_syscall6(SYS_fcntl, fd, F_GETFL, 0, 0, 0, 0);
+		if (fl < 0 || !(fl & O_NONBLOCK))
+			continue;
+		fx_fd_new(fd); /* the next call on it is asked again: it runs on the owner */
+		struct io_uring_sqe *sqe = get_sqe(q);
+		if (!sqe)
+			continue;
+		io_uring_prep_cancel64(sqe, idx + 1, 0);
+		io_uring_sqe_set_data64(sqe, UD_IGNORE);
+		r->nb[idx] = NB_CANCELLED;
+		cancelled = true;
+	}
+	r->nto_check = 0;
+	if (cancelled)
+		io_uring_submit(&r->ring);
+}
+
 void fx_uring_add(struct flexsc_queue *q, unsigned idx)
 {
 	struct flexsc_entry *e = &q->entries[idx];
@@ -655,6 +727,12 @@ void fx_uring_add(struct flexsc_queue *q, unsigned idx)
 		sqe->off = (uint64_t)(uintptr_t)&q->ring->scratch[idx].stx;
 	set_creds(q->ring, sqe);
 	io_uring_sqe_set_data64(sqe, idx + 1);
+	struct fx_uring *r = q->ring;
+	r->nb[idx] = NB_NONE;
+	if (waits_on_cached_fact(e) && r->nto_check < q->nentries) {
+		r->nb[idx] = NB_CHECK;
+		r->to_check[r->nto_check++] = (uint16_t)idx;
+	}
 }
 
 /*
@@ -780,13 +858,20 @@ int fx_uring_harvest(struct flexsc_queue *q)
 			n += poll_part_done(q, (unsigned)(ud - 1), &rearmed);
 		} else {
 			const struct flexsc_entry *e = &q->entries[ud - 1];
+			int64_t res = cqe->res;
 			if (e->sysnum == SYS_newfstatat && cqe->res == 0)
 				stat_from_statx((struct stat *)(uintptr_t)e->args[2], &r->scratch[ud - 1].stx);
-			fx_queue_complete(q, (unsigned)(ud - 1), cqe->res);
+			/* cancelled because its descriptor is O_NONBLOCK (check_waiting) */
+			if (fx_unlikely(r->nb[ud - 1] == NB_CANCELLED) && (res == -ECANCELED || res == -EINTR))
+				res = -EAGAIN;
+			r->nb[ud - 1] = NB_NONE;
+			fx_queue_complete(q, (unsigned)(ud - 1), res);
 			n++;
 		}
 	}
 	io_uring_cq_advance(&r->ring, seen);
+	if (r->nto_check)
+		check_waiting(q);
 	if (rearmed)
 		io_uring_submit(&r->ring);
 	return n;

@@ -28,7 +28,7 @@ void fx_testcancel(void)
 {
 	struct fx_uthread *u = fx_rt_active ? fx_uthread_self() : NULL;
 
-	if (u && fx_cancel_pending(u) && !fx_carrier_self()->in_handler)
+	if (u && fx_cancel_pending(u) && !fx_in_handler(fx_carrier_self()))
 		pthread_exit(PTHREAD_CANCELED);
 }
 

@@ -64,6 +64,7 @@ static long call(long nr, unsigned n, uint64_t a0, uint64_t a1, uint64_t a2, uin
 	if (cp)
 		fx_testcancel();
 	long r = fx_rt_syscall(nr, n, args);
+	fx_fd_made(nr, args, r); /* also when the call ran directly, not posted */
 	if (cp)
 		fx_testcancel(); /* a call cancelled in flight comes back -ECANCELED: the thread exits */
 	return fx_libc_ret(r);
@@ -455,6 +456,92 @@ FX_PUBLIC int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout
 	if (mask)
 		return REAL(epoll_pwait)(epfd, ev, max, timeout, mask);
 	return epoll_wait(epfd, ev, max, timeout);
+}
+
+/* ---- the same calls through glibc's generic syscall() ---- */
+
+/*
+ * syscall(nr, ...) for the blocking calls this file interposes: posted as
+ * their wrappers post them, with the program's raw arguments unchanged, so
+ * the kernel's result is the one the direct call gives; the sleeps become
+ * the scheduler's timers. glibc's syscall() is no cancellation point (it
+ * never enables asynchronous cancellation around the call), so neither is
+ * this: cancellation is held off for the call's duration, as NPTL's
+ * pthread_cancel does not interrupt it. Interruption by a handler follows
+ * the kernel's rules (fx_rt_syscall: EINTR, or the call starts again).
+ * Calls that install a signal mask (ppoll, pselect6, epoll_pwait with one)
+ * and calls that cannot block stay direct. Returns false for every other
+ * call, which the caller makes directly; *ret is libc's (-1 and errno).
+ */
+bool fx_io_syscall(long nr, const long *a, long *ret)
+{
+	switch (nr) {
+	case SYS_read: case SYS_write: case SYS_pread64: case SYS_pwrite64:
+	case SYS_readv: case SYS_writev: case SYS_preadv: case SYS_pwritev:
+	case SYS_preadv2: case SYS_pwritev2:
+	case SYS_open: case SYS_openat: case SYS_creat: case SYS_close:
+	case SYS_stat: case SYS_lstat: case SYS_fstat: case SYS_newfstatat: case SYS_statx:
+	case SYS_fsync: case SYS_fdatasync:
+	case SYS_accept: case SYS_accept4: case SYS_connect:
+	case SYS_recvfrom: case SYS_recvmsg: case SYS_sendto: case SYS_sendmsg:
+	case SYS_shutdown: case SYS_sendfile:
+	case SYS_select:
+		break;
+	case SYS_poll:
+		if ((int)a[2] == 0)
+			return false;
+		break;
+	case SYS_epoll_wait:
+		if ((int)a[3] == 0)
+			return false;
+		break;
+	case SYS_epoll_pwait:
+		if (a[4] || (int)a[3] == 0)
+			return false;
+		break;
+	case SYS_ppoll:
+		if (a[3])
+			return false;
+		break;
+	case SYS_pselect6:
+		/* its sixth argument points at { const sigset_t *, size_t } */
+		if (a[5] && *(const void *const *)a[5])
+			return false;
+		break;
+	case SYS_nanosleep:
+		if (!fx_on_uthread())
+			return false;
+		break;
+	case SYS_clock_nanosleep:
+		if (!fx_on_uthread() || (a[0] != CLOCK_REALTIME && a[0] != CLOCK_MONOTONIC))
+			return false;
+		break;
+	default:
+		return false;
+	}
+	if (!fx_on_uthread())
+		return false; /* the runtime, a handler, a thread that is not a uthread: as it was */
+	struct fx_uthread *u = fx_uthread_self();
+	int disabled = u->cancel_disabled;
+	u->cancel_disabled = 1;
+	if (nr == SYS_nanosleep) {
+		*ret = nanosleep((const struct timespec *)a[0], (struct timespec *)a[1]);
+	} else if (nr == SYS_clock_nanosleep) {
+		int e = clock_nanosleep((clockid_t)a[0], (int)a[1], (const struct timespec *)a[2],
+					(struct timespec *)a[3]);
+		*ret = e ? (errno = e, -1) : 0;
+	} else {
+		uint64_t args[6];
+		for (int i = 0; i < 6; i++)
+			args[i] = (uint64_t)a[i];
+		long r = fx_rt_syscall(nr == SYS_epoll_pwait ? SYS_epoll_wait : nr, 6, args);
+		fx_fd_made(nr, args, r);
+		*ret = fx_libc_ret(r);
+		if (nr == SYS_close)
+			fx_fd_changed();
+	}
+	fx_uthread_self()->cancel_disabled = disabled;
+	return true;
 }
 
 /* ---- sleeping: a timer in the scheduler, no system call at all ---- */

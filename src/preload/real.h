@@ -50,8 +50,15 @@ static inline bool fx_on_uthread(void)
 {
 	struct fx_carrier *c = fx_rt_active ? fx_carrier_self() : NULL;
 
-	return c && c->current && !c->in_rt && !c->in_handler;
+	return c && c->current && !c->in_rt && !fx_in_handler(c);
 }
+
+/*
+ * syscall(nr, ...) for the blocking calls src/preload/io.c interposes,
+ * made as their wrappers make them: true and *ret (-1 and errno) when it
+ * took the call, false for a call to make directly.
+ */
+bool fx_io_syscall(long nr, const long *a, long *ret);
 
 /* A raw result (>= 0 or -errno) as libc returns it. */
 static inline long fx_libc_ret(long r)

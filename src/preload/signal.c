@@ -14,7 +14,9 @@
  * interposed call made from a handler (write is async-signal-safe) runs
  * directly instead of switching user threads inside a handler, which
  * could leave the interrupted thread's libc locks held by a thread that
- * does not run.
+ * does not run. A handler left by siglongjmp/longjmp instead of returning
+ * is dropped by the jump (or by the next check, from the stack pointer:
+ * fx_handler_active in src/threads/signals.c).
  *
  * Process-directed signals, sigwait and interrupted calls: src/threads/signals.c.
  * Handlers record on the uthread whether one without SA_RESTART ran, which
@@ -23,7 +25,9 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
+#include <ucontext.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -59,7 +63,7 @@ FX_PUBLIC int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 	struct fx_carrier *c = fx_rt_active ? fx_carrier_self() : NULL;
 	struct fx_uthread *u = c ? c->current : NULL;
 
-	if (!u || c->in_handler)
+	if (!u || fx_in_handler(c))
 		return REAL(pthread_sigmask)(how, set, old);
 	uint64_t cur = u->sigmask, next = cur;
 	if (set) {
@@ -231,8 +235,10 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
 	struct sigaction *a = &user_actions[sig];
 	int saved = errno;
 
+	int level = c ? c->in_handler : 0;
+
 	if (c) {
-		c->in_handler++;
+		fx_handler_enter(c, (uintptr_t)__builtin_frame_address(0), &((ucontext_t *)uctx)->uc_stack);
 		/* what an exception-less call this interrupted does next: EINTR or restart */
 		if (c->current) {
 			int h = (a->sa_flags & SA_RESTART) ? 1 : 2;
@@ -245,7 +251,62 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
 	else
 		a->sa_handler(sig);
 	if (c)
-		fx_carrier_self()->in_handler--;
+		fx_handler_return(fx_carrier_self(), level);
+}
+
+/*
+ * Leaving a handler by a jump: it never returns through the trampoline,
+ * so the jump says which handlers it leaves (those whose frames lie below
+ * the target's stack pointer) and which mask the thread then has. A
+ * jmp_buf holds the stack pointer mangled with the pointer guard
+ * (%fs:0x30, copied into every uthread's TCB), as glibc's PTR_MANGLE on
+ * x86-64 does: xor, then rotate left by 17.
+ */
+#define JB_RSP 6
+
+static void leaving_by_jump(struct __jmp_buf_tag *env)
+{
+	struct fx_carrier *c = fx_rt_active ? fx_carrier_self() : NULL;
+
+	if (!c || !c->in_handler)
+		return;
+	uintptr_t guard, sp = (uintptr_t)env->__jmpbuf[JB_RSP];
+	__asm__("mov %%fs:0x30, %0" : "=r"(guard));
+	sp = ((sp >> 17) | (sp << 47)) ^ guard;
+	uint64_t mask;
+	if (env->__mask_was_saved)
+		memcpy(&mask, &env->__saved_mask, sizeof(mask));
+	fx_handler_longjmp(c, sp, env->__mask_was_saved ? &mask : NULL);
+}
+
+FX_PUBLIC void siglongjmp(sigjmp_buf env, int val)
+{
+	leaving_by_jump(env);
+	REAL(siglongjmp)(env, val);
+	__builtin_unreachable();
+}
+
+FX_PUBLIC void longjmp(jmp_buf env, int val)
+{
+	leaving_by_jump(env);
+	REAL(longjmp)(env, val);
+	__builtin_unreachable();
+}
+
+FX_PUBLIC void _longjmp(jmp_buf env, int val)
+{
+	leaving_by_jump(env);
+	REAL(_longjmp)(env, val);
+	__builtin_unreachable();
+}
+
+/* what -D_FORTIFY_SOURCE makes of longjmp */
+void __longjmp_chk(jmp_buf env, int val) __attribute__((noreturn));
+FX_PUBLIC void __longjmp_chk(jmp_buf env, int val)
+{
+	leaving_by_jump(env);
+	REAL(__longjmp_chk)(env, val);
+	__builtin_unreachable();
 }
 
 static bool is_function(const struct sigaction *a)

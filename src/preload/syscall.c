@@ -6,7 +6,11 @@
  * syscall() and prctl() are the generic entries through which a program
  * reaches per-thread kernel state that the runtime keeps per uthread
  * (threads/kstate.c: the robust list, the alternate signal stack, the
- * thread's name, futexes).
+ * thread's name, futexes), and the blocking calls src/preload/io.c makes
+ * exception-less, posted the same way (fx_io_syscall), so that a call
+ * made through syscall() does not block the carrier. Everything else
+ * (clone, vfork, exit, rt_sigreturn, calls with a signal mask...) goes
+ * to the kernel unchanged.
  *
  * Per-thread identity: credentials changed with the raw system call
  * (glibc's set*id functions are process-wide: preload/setxid.c),
@@ -77,9 +81,16 @@ FX_PUBLIC long syscall(long nr, ...)
 	for (int i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
+	if (fx_rt_active && fx_io_syscall(nr, a, &r))
+		return r;
 	bind_for(nr, a);
-	if (!fx_rt_active || !fx_kstate_call(nr, a, &r))
+	if (!fx_rt_active || !fx_kstate_call(nr, a, &r)) {
 		r = fx_raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+		/* descriptor facts (core/fdfacts.c): what it made, closed or changed */
+		fx_fd_made(nr, (const uint64_t *)a, r);
+		if (nr == SYS_close || nr == SYS_close_range || nr == SYS_dup2 || nr == SYS_dup3)
+			fx_fd_changed();
+	}
 	return fx_libc_ret(r);
 }
 

@@ -186,7 +186,7 @@ bool fx_kstate_call(long nr, const long *a, long *ret)
 			return false;
 		return name_call(u, a, ret);
 	case SYS_futex:
-		return !c->in_handler && fx_ufutex_call(a, ret);
+		return !fx_in_handler(c) && fx_ufutex_call(a, ret);
 	}
 	return false;
 }

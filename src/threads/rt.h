@@ -101,6 +101,8 @@ struct fx_uthread {
 	bool has_altstack;
 };
 
+#define FX_HANDLER_NEST 8 /* nested handlers whose frames are tracked; deeper ones only counted */
+
 struct fx_carrier {
 	struct fx_carrier *self;    /* %gs:0 */
 	struct fx_uthread *current; /* NULL while the carrier runs its scheduler */
@@ -126,7 +128,15 @@ struct fx_carrier {
 	struct fx_uthread *idle;    /* the scheduler context: its own stack and TCB */
 	struct fx_uthread *to_free; /* exited and detached: freed once switched away from */
 	int in_rt;                  /* inside the runtime or the library: interposed calls go direct */
-	int in_handler;             /* inside a signal handler: interposed calls go direct */
+	/*
+	 * Inside a signal handler: interposed calls go direct. A count of
+	 * nested handlers, each with the stack range its frames use (hframe):
+	 * a handler left by siglongjmp or setcontext never returns through
+	 * its trampoline, and is found gone when the stack pointer is outside
+	 * that range (fx_in_handler; src/threads/signals.c).
+	 */
+	int in_handler;
+	struct { uintptr_t lo, hi; } hframe[FX_HANDLER_NEST];
 	uint64_t kmask;             /* the kernel signal mask of this carrier's thread */
 	struct fx_uthread *alt_owner; /* whose sigaltstack the kernel has for this thread; NULL: none */
 	void *krobust;              /* the robust list the kernel has for this thread: its own NPTL one */
@@ -175,6 +185,17 @@ static inline struct fx_carrier *fx_carrier_self(void)
 
 	__asm__ volatile("rdgsbase %0" : "=r"(gs));
 	return (struct fx_carrier *)gs;
+}
+
+/*
+ * Whether c (the caller's carrier) runs a signal handler that has not
+ * been left. The count alone is not enough: a handler that leaves by
+ * siglongjmp never decrements it (src/threads/signals.c).
+ */
+bool fx_handler_active(struct fx_carrier *c);
+static inline bool fx_in_handler(struct fx_carrier *c)
+{
+	return __builtin_expect(c->in_handler != 0, 0) && fx_handler_active(c);
 }
 
 static inline void fx_spin_lock(_Atomic int *l)

@@ -694,7 +694,7 @@ void *fx_kthread_enter(void)
 {
 	struct fx_carrier *c = fx_carrier_self();
 
-	if (!c || !c->current || c->in_rt || c->in_handler)
+	if (!c || !c->current || c->in_rt || fx_in_handler(c))
 		return NULL;
 	struct fx_uthread *self = c->current;
 	c->in_rt = 1;
@@ -787,7 +787,7 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 	uint64_t args[FLEXSC_MAX_ARGS] = { 0 };
 
 	memcpy(args, a, nargs * sizeof(*a));
-	if (!c || c->in_rt || c->in_handler || !c->current)
+	if (!c || c->in_rt || !c->current || fx_in_handler(c))
 		return fx_raw_syscall6(nr, (long)args[0], (long)args[1], (long)args[2],
 				       (long)args[3], (long)args[4], (long)args[5]);
 	struct fx_uthread *self = c->current;
@@ -954,7 +954,7 @@ int fx_rt_bind(void)
 
 	if (!self || c->in_rt || c->own == self)
 		return 0;
-	if (c->in_handler)
+	if (fx_in_handler(c))
 		return -EINTR;
 	static int (*real_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 	static _Atomic int lock;
@@ -1112,7 +1112,7 @@ static void poked(int sig, siginfo_t *si, void *uc)
 
 	(void)sig;
 	(void)si;
-	if (c && c->current && !c->in_rt && !c->in_handler) {
+	if (c && c->current && !c->in_rt && !fx_in_handler(c)) {
 		fx_raise_pending();
 		if (c->current->cancel_async && fx_cancel_pending(c->current))
 			fx_cancel_async_poked(uc);

@@ -289,6 +289,100 @@ void fx_sig_interruptible_sleep(uint64_t deadline)
 	fx_sig_sleep(&w, deadline, true);
 }
 
+/* ---- leaving a handler without returning from it ---- */
+
+/*
+ * The mask a handler left without rt_sigreturn leaves is the kernel's:
+ * the handler's (its sa_mask and the signal) after longjmp, the one saved
+ * after siglongjmp with a saved mask or setcontext, as on NPTL. The
+ * uthread takes it on, less the signals nobody may block.
+ */
+static void adopt_mask(struct fx_carrier *c, const uint64_t *known)
+{
+	struct fx_uthread *u = c->current;
+	uint64_t k;
+
+	if (known)
+		k = *known;
+	else if (fx_raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&k, 8, 0, 0))
+		return;
+	uint64_t mine = k & ~reserved;
+	if (!known && mine != k)
+		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&mine, 0, 8, 0, 0);
+	c->kmask = mine;
+	if (!u)
+		return;
+	uint64_t old = u->sigmask;
+	u->sigmask = mine;
+	if (old & ~mine)
+		fx_sig_mask_changed(u);
+}
+
+/* Drops the handler levels whose frames sp is not in; whether any is left. */
+static bool drop_left(struct fx_carrier *c, uintptr_t sp)
+{
+	while (c->in_handler > 0) {
+		int i = c->in_handler - 1;
+		if (i >= FX_HANDLER_NEST || (sp >= c->hframe[i].lo && sp < c->hframe[i].hi))
+			return true;
+		c->in_handler = i;
+	}
+	return false;
+}
+
+/*
+ * A handler's frames lie below its trampoline's frame, on the stack it
+ * runs on (the uthread's, or its alternate signal stack); code that runs
+ * after the handler was left by a jump runs on the interrupted stack at or
+ * above the interrupted frame. So a stack pointer above the trampoline's
+ * frame, or off the alternate stack the handler ran on, means the handler
+ * is gone. (Below the trampoline's frame on the same stack, after a jump,
+ * cannot be told from inside the handler: siglongjmp and longjmp drop the
+ * levels they leave themselves, fx_handler_longjmp.)
+ */
+bool fx_handler_active(struct fx_carrier *c)
+{
+	int before = c->in_handler;
+	bool active = drop_left(c, (uintptr_t)__builtin_frame_address(0));
+
+	if (c->in_handler != before)
+		adopt_mask(c, NULL);
+	return active;
+}
+
+void fx_handler_enter(struct fx_carrier *c, uintptr_t frame, const stack_t *alt)
+{
+	int i = c->in_handler++;
+
+	if (i >= FX_HANDLER_NEST)
+		return;
+	uintptr_t lo = (uintptr_t)alt->ss_sp;
+	bool on_alt = !(alt->ss_flags & SS_DISABLE) && alt->ss_size && frame >= lo &&
+		      frame - lo < alt->ss_size;
+	c->hframe[i].lo = on_alt ? lo : 0;
+	c->hframe[i].hi = frame;
+}
+
+void fx_handler_return(struct fx_carrier *c, int level)
+{
+	if (c->in_handler > level)
+		c->in_handler = level; /* its own level, and any a nested one left behind */
+}
+
+/*
+ * Before a jump to sp (a jmp_buf's) from a handler: the handler levels it
+ * leaves are gone. mask: the mask the jump restores, or NULL when it
+ * leaves the kernel's as it is.
+ */
+void fx_handler_longjmp(struct fx_carrier *c, uintptr_t sp, const uint64_t *mask)
+{
+	int before = c->in_handler;
+
+	drop_left(c, sp);
+	if (c->in_handler != before)
+		adopt_mask(c, mask);
+}
+
 static void *signal_thread(void *arg)
 {
 	uint64_t set = ~reserved;

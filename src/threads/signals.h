@@ -21,6 +21,17 @@ uint64_t fx_sig_idle_mask(void);
 void fx_sig_send(struct fx_uthread *u, int sig);
 /* After u unblocked signals: takes the process-pending ones it now accepts. */
 void fx_sig_mask_changed(struct fx_uthread *u);
+
+/*
+ * Signal handlers on a carrier (src/preload/signal.c's trampoline):
+ * entering one whose trampoline frame is frame (alt: the alternate stack
+ * the kernel had), returning from it to level (the count before it), and
+ * a siglongjmp/longjmp from inside one to stack pointer sp, restoring
+ * mask (NULL: the kernel's stays).
+ */
+void fx_handler_enter(struct fx_carrier *c, uintptr_t frame, const stack_t *alt);
+void fx_handler_return(struct fx_carrier *c, int level);
+void fx_handler_longjmp(struct fx_carrier *c, uintptr_t sp, const uint64_t *mask);
 /* Signals pending for u: its own and the process's (the kernel's not included). */
 uint64_t fx_sig_pending(const struct fx_uthread *u);
 /*

@@ -90,7 +90,7 @@ void fx_waiter_init(struct fx_waiter *w)
 	 * kernel, like any thread that is not a uthread.
 	 */
 	struct fx_carrier *c = fx_carrier_self();
-	w->u = c && !c->in_rt && !c->in_handler ? c->current : NULL;
+	w->u = c && !c->in_rt && !fx_in_handler(c) ? c->current : NULL;
 	w->carrier = NULL;
 	atomic_store_explicit(&w->state, FX_W_WAITING, memory_order_relaxed);
 	atomic_store_explicit(&w->futex, 0, memory_order_relaxed);
