@@ -329,6 +329,16 @@ static void switch_to(struct fx_carrier *c, void **save_sp, struct fx_uthread *p
 	finish_switch();
 }
 
+/* Switches from the running uthread self to the carrier's scheduler context. */
+static void switch_to_idle(struct fx_carrier *c, struct fx_uthread *self)
+{
+	fx_altstack_sync(c, NULL);
+	c->current = NULL;
+	c->prev = self;
+	c->switches++;
+	fx_ctx_switch(&self->sp, c->idle->sp, c->idle->tcb);
+}
+
 /*
  * The caller (a uthread) has set its state and made itself findable by its
  * waker; gives the carrier to someone else until it is resumed.
@@ -346,11 +356,7 @@ void fx_block(void)
 	} else if (next) {
 		switch_to(c, &self->sp, self, next);
 	} else {
-		fx_altstack_sync(c, NULL);
-		c->current = NULL;
-		c->prev = self;
-		c->switches++;
-		fx_ctx_switch(&self->sp, c->idle->sp, c->idle->tcb);
+		switch_to_idle(c, self);
 		finish_switch();
 	}
 	fx_carrier_self()->in_rt = 0;
@@ -722,11 +728,7 @@ void *fx_kthread_enter(void)
 		switch_prepare(c, self, next);
 		fx_ctx_switch(&self->sp, next->sp, next->tcb);
 	} else {
-		fx_altstack_sync(c, NULL);
-		c->current = NULL;
-		c->prev = self;
-		c->switches++;
-		fx_ctx_switch(&self->sp, c->idle->sp, c->idle->tcb);
+		switch_to_idle(c, self);
 	}
 	return h; /* on the kernel thread h */
 }

@@ -23,7 +23,11 @@
 #define FX_ATTACK_H
 
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <signal.h>
+#include <stddef.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -99,6 +103,25 @@ static inline void a_catch_sigsys(void)
 
 	sigemptyset(&sa.sa_mask);
 	CHECK_EQ(sigaction(SIGSYS, &sa, NULL), 0);
+}
+
+/*
+ * Installs, with the inline system call, a seccomp filter whose action for
+ * openat is action and that allows everything else; flags: 0 (the caller
+ * only) or SECCOMP_FILTER_FLAG_TSYNC (every thread). Sets no_new_privs.
+ */
+static inline void a_filter_openat(uint32_t action, unsigned flags)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, action),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+
+	CHECK_EQ(a_raw(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0), 0);
+	CHECK_EQ(a_raw(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, (long)&prog, 0), 0);
 }
 
 /* A queue for the variant; NULL for the direct one. */

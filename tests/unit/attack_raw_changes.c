@@ -15,11 +15,7 @@
  * Driver: attack.h.
  */
 #define _GNU_SOURCE
-#include <linux/audit.h>
 #include <linux/capability.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <stddef.h>
 #include <grp.h>
 #include <sys/prctl.h>
 
@@ -39,22 +35,8 @@ static void setup(void)
 	CHECK_EQ(setgroups(1, &g), 0); /* every thread, before the library starts its own */
 }
 
-static void filter_openat(unsigned flags)
-{
-	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
-
-	CHECK_EQ(a_raw(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0), 0);
-	CHECK_EQ(a_raw(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, (long)&prog, 0), 0);
-}
-
-static void seccomp_caller(void) { filter_openat(0); }
-static void seccomp_tsync(void) { filter_openat(SECCOMP_FILTER_FLAG_TSYNC); }
+static void seccomp_caller(void) { a_filter_openat(SECCOMP_RET_ERRNO | EPERM, 0); }
+static void seccomp_tsync(void) { a_filter_openat(SECCOMP_RET_ERRNO | EPERM, SECCOMP_FILTER_FLAG_TSYNC); }
 
 static void drop_caps(void)
 {

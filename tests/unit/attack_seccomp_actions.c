@@ -17,12 +17,7 @@
  * Driver: attack.h.
  */
 #define _GNU_SOURCE
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <pthread.h>
-#include <stddef.h>
-#include <sys/prctl.h>
 
 #include "attack.h"
 
@@ -30,17 +25,8 @@ static uint32_t action;
 
 static void install(void)
 {
-	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, action),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
-
 	a_catch_sigsys();
-	CHECK_EQ(a_raw(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0), 0);
-	CHECK_EQ(a_raw(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, (long)&prog, 0), 0);
+	a_filter_openat(action, SECCOMP_FILTER_FLAG_TSYNC);
 }
 
 static int64_t probe_openat(struct flexsc_queue *q)

@@ -9,10 +9,6 @@
  * attack.h.
  */
 #define _GNU_SOURCE
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <stddef.h>
-#include <sys/prctl.h>
 
 #include "attack.h"
 
@@ -21,16 +17,7 @@ static uint64_t args[4] = { (uint64_t)AT_FDCWD, P("/dev/null"), O_RDONLY, 0 };
 
 static void install(void)
 {
-	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
-
-	CHECK_EQ(a_raw(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0), 0);
-	CHECK_EQ(a_raw(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, (long)&prog, 0), 0);
+	a_filter_openat(SECCOMP_RET_ERRNO | EPERM, SECCOMP_FILTER_FLAG_TSYNC);
 }
 
 /* Posted before the filter, waited for after it. */
