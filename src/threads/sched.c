@@ -1054,7 +1054,7 @@ void fx_rt_start_carriers(void)
 		return;
 	int (*real_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
 		dlsym(RTLD_NEXT, "pthread_create");
-	for (unsigned i = 1; i < fx_ncarriers; i++) {
+	for (unsigned i = 1; i < fx_ncores; i++) {
 		struct fx_carrier *c = carrier_new((int)i, carrier_cpus[i]);
 		if (!c || real_create(&c->pthread, NULL, carrier_main, c)) {
 			fprintf(stderr, "flexsc-run: cannot start carrier %u\n", i);
@@ -1216,7 +1216,7 @@ static void atfork_child(void)
 void fx_rt_cpus(cpu_set_t *set)
 {
 	CPU_ZERO(set);
-	for (unsigned i = 0; i < fx_ncarriers; i++)
+	for (unsigned i = 0; i < fx_ncores; i++)
 		if (carrier_cpus[i] >= 0 && carrier_cpus[i] < CPU_SETSIZE)
 			CPU_SET(carrier_cpus[i], set);
 }

@@ -8,14 +8,16 @@
  * block needs a hand-over again.
  * Under FlexSC-Threads with one carrier this hung before carriers blocked
  * in the kernel handed their core over (docs/threads.md, "A carrier
- * blocked in the kernel"). A watchdog alarm ends a hang (SIGALRM's default
- * action), so a hang fails within 30 s.
+ * blocked in the kernel"). Then the same once more in a forked child (its
+ * runtime starts its carriers, and the monitor, again). A watchdog alarm
+ * ends a hang (SIGALRM's default action), so a hang fails within 30 s.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define CHECK_NAME "raw_syscall_block"
@@ -67,20 +69,36 @@ static void *writer(void *arg)
 	return NULL;
 }
 
-int main(void)
+/* The rounds on fresh pipes; true if all went through. */
+static int rounds(void)
 {
 	long got = 0, answered = 0;
 
-	alarm(30); /* the watchdog: SIGALRM's default action ends the process */
 	if (pipe(ping) || pipe(pong)) {
 		perror("pipe");
-		return 1;
+		exit(1);
 	}
 	pthread_t r = spawn(reader, &got);
 	pthread_t w = spawn(writer, &answered);
 	pthread_join(w, NULL);
 	pthread_join(r, NULL);
-	result("raw read returned every byte", got == ROUNDS);
-	result("every round answered", answered == ROUNDS);
+	for (int i = 0; i < 2; i++)
+		close(ping[i]), close(pong[i]);
+	return got == ROUNDS && answered == ROUNDS;
+}
+
+int main(void)
+{
+	alarm(30); /* the watchdog: SIGALRM's default action ends the process */
+	result("raw read returned every byte, every round answered", rounds());
+	pid_t pid = fork();
+	if (pid == 0) {
+		alarm(30);
+		result("in a forked child too", rounds());
+		exit(failed);
+	}
+	int st = 0;
+	result("the child exited 0", pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+					 WEXITSTATUS(st) == 0);
 	return failed;
 }
