@@ -69,6 +69,8 @@ unsigned fx_ncores;
 /* The carrier that has the core of each slot now (a spare, after a hand-over). */
 static _Atomic(struct fx_carrier *) slot_owner[FLEXSC_MAX_CPUS];
 static _Atomic uint64_t handoffs;
+/* 1 while the monitor sleeps until a carrier wakes (every carrier was asleep): a futex */
+static _Atomic uint32_t monitor_waiting;
 struct flexsc *fx_rt_instance;
 struct fx_uthread *fx_main_uthread;
 _Atomic int fx_rt_live_uthreads;
@@ -559,6 +561,9 @@ static void idle_sleep(struct fx_carrier *c)
 			fx_futex_wait(&c->idle_word, 0, relp);
 	}
 	atomic_store(&c->sleeping, FX_C_AWAKE);
+	/* seq_cst store, then this load; the monitor stores, then looks at sleeping */
+	if (fx_unlikely(atomic_load(&monitor_waiting)) && atomic_exchange(&monitor_waiting, 0))
+		fx_futex_wake(&monitor_waiting, 1);
 	if (fx_rt_specialize)
 		c->idle_ns += fx_now_ns() - t0;
 }
@@ -902,9 +907,11 @@ static void *carrier_main(void *arg)
  * growing gaps (1 ms to 100 ms) while it stays blocked with calls out.
  *
  * Cost when nothing blocks: a wake of the monitor every 10 ms, reading a
- * few counters; no work at all on a carrier's switch. The period halves
- * to 100 us after every hand-over and doubles back after each look that
- * finds nothing to do, as Go's sysmon does.
+ * few counters, while some carrier is awake; none while every carrier
+ * sleeps idle (the monitor then waits until one wakes: a load of
+ * monitor_waiting where a carrier leaves its idle sleep); no work at all on
+ * a carrier's switch. The period drops to 100 us after every hand-over and
+ * doubles back after each look that finds nothing to do, as Go's sysmon.
  */
 #define FX_MON_MIN_NS 100000ull
 #define FX_MON_MAX_NS 10000000ull
@@ -986,6 +993,19 @@ static bool handoff(struct fx_carrier *x, uint64_t now)
 	return true;
 }
 
+/* Every carrier asleep in its scheduler context, or parked: none can be blocked in a call. */
+static bool all_asleep(void)
+{
+	unsigned n = __atomic_load_n(&fx_ncarriers, __ATOMIC_ACQUIRE);
+
+	for (unsigned i = 0; i < n; i++) {
+		struct fx_carrier *c = fx_carriers[i];
+		if (c && atomic_load(&c->sleeping) == FX_C_AWAKE)
+			return false;
+	}
+	return true;
+}
+
 /* One look at every carrier; true if a core was handed over. */
 static bool monitor_tick(void)
 {
@@ -1032,10 +1052,20 @@ static void *monitor_main(void *arg)
 	for (;;) {
 		struct timespec ts = { 0, (long)period };
 		fx_raw_syscall6(SYS_nanosleep, (long)&ts, 0, 0, 0, 0, 0);
-		if (monitor_tick())
+		if (monitor_tick()) {
 			period = FX_MON_MIN_NS;
-		else
-			period = period * 2 > FX_MON_MAX_NS ? FX_MON_MAX_NS : period * 2;
+			continue;
+		}
+		period = period * 2 > FX_MON_MAX_NS ? FX_MON_MAX_NS : period * 2;
+		if (all_asleep()) {
+			/* seq_cst store, then the second look; a waking carrier stores, then loads */
+			atomic_store(&monitor_waiting, 1);
+			if (all_asleep()) {
+				struct timespec second = { 1, 0 }; /* a bound, should a wake be missed */
+				fx_futex_wait(&monitor_waiting, 1, &second);
+			}
+			atomic_store(&monitor_waiting, 0);
+		}
 	}
 	return NULL;
 }
@@ -1094,6 +1124,7 @@ int fx_rt_after_fork_child(void)
 	for (unsigned i = 0; i < fx_ncarriers; i++)
 		fx_carriers[i] = NULL;
 	fx_ncarriers = fx_ncores; /* spares are gone with their threads, and so is the monitor */
+	atomic_store(&monitor_waiting, 0);
 	for (unsigned i = 0; i < FLEXSC_MAX_CPUS; i++)
 		atomic_store(&slot_owner[i], NULL);
 	atomic_store(&slot_owner[0], c);
