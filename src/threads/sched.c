@@ -1176,10 +1176,12 @@ static void interrupted(int sig)
 static bool at_syscall(const ucontext_t *uc)
 {
 	uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	const volatile uint8_t *p = (const uint8_t *)ip;
 
-	if (*(const uint16_t *)ip == 0x050f) /* restarted: the kernel moved ip back onto it */
+	/* restarted: the kernel moved ip back onto it (a 0x0f opcode has a second byte: mapped) */
+	if (p[0] == 0x0f && p[1] == 0x05)
 		return true;
-	return (ip & 4095) >= 2 && *(const uint16_t *)(ip - 2) == 0x050f; /* same page: mapped */
+	return (ip & 4095) >= 2 && p[-2] == 0x0f && p[-1] == 0x05; /* same page as ip: mapped */
 }
 
 /*
