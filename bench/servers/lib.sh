@@ -433,6 +433,7 @@ sv_fx_stats() {
 import json, re, sys
 calls = sw = sleeps = procs = steals = overflow = batches = waits = 0
 wait_ms = 0.0
+handoffs = spares = 0
 by = {}
 by_call = {}
 hist = {}
@@ -446,6 +447,8 @@ for f in sys.argv[1:]:
     for m in re.finditer(r"^flexsc-run: (\d+) exception-less calls, (\d+) user-level switches, (\d+) idle sleeps(?:, (\d+) steals, (\d+) calls on overflow threads)?", text, re.M):
         calls += int(m.group(1)); sw += int(m.group(2)); sleeps += int(m.group(3)); procs += 1
         steals += int(m.group(4) or 0); overflow += int(m.group(5) or 0)
+    for m in re.finditer(r"^flexsc-run: (\d+) cores handed from a carrier blocked in the kernel to a spare \((\d+) spares started\)", text, re.M):
+        handoffs += int(m.group(1)); spares += int(m.group(2))
     for m in re.finditer(r"^flexsc-run: \d+ carriers, engine (\S+)", text, re.M):
         engines.add(m.group(1))
     for m in re.finditer(r"^flexsc-run:   (\S+)\s+(\d+)$", text, re.M):
@@ -462,6 +465,7 @@ for f in sys.argv[1:]:
 posted = by.get("uring", 0) + by.get("threads", 0)
 r = {"processes": procs, "engine": " ".join(sorted(engines)), "calls": calls, "switches": sw,
      "idle_sleeps": sleeps, "steals": steals, "overflow_calls": overflow, "by_engine": by,
+     "handoffs": handoffs, "spares": spares,
      "batches": batches, "waits": waits, "wait_ms": round(wait_ms, 1),
      "mean_batch": round(posted / batches, 2) if batches else None,
      "batch_hist": {k: v for k, v in sorted(hist.items(), key=lambda kv: int(kv[0])) if v},

@@ -130,6 +130,10 @@ __attribute__((destructor)) static void preload_stats(void)
 			"%llu idle sleeps, %llu steals, %llu calls on overflow threads\n",
 		(unsigned long long)syscalls, (unsigned long long)switches,
 		(unsigned long long)sleeps, (unsigned long long)steals, (unsigned long long)overflowed);
+	if (fx_rt_handoffs())
+		fprintf(stderr, "flexsc-run: %llu cores handed from a carrier blocked in the kernel to a spare "
+				"(%u spares started)\n",
+			(unsigned long long)fx_rt_handoffs(), fx_ncarriers - fx_ncores);
 	for (unsigned n = 0; n < 512; n++) {
 		struct flexsc_sysinfo si;
 		if (by_nr[n] && flexsc_sysinfo(fx_rt_instance, n, &si) == 0)

@@ -160,15 +160,28 @@ struct fx_carrier {
 	void *native_sp;
 	uint64_t native_tcb;
 
+	/*
+	 * Hand-over of a carrier blocked in the kernel (the monitor, sched.c).
+	 * slot: the core (carrier index at start) it runs on. handed: its core
+	 * belongs to the carrier fx_slot_owner[slot] names, not to it: it runs
+	 * no uthread after its next switch point, serves its own queue until
+	 * nothing of it is in flight, then parks as a spare (parked).
+	 */
+	int slot;
+	_Atomic int handed;
+	_Atomic uint32_t parked;    /* futex: 1 while a spare waits in the pool */
+	uint64_t mon_beat;          /* the monitor's: switches + syscalls at its last look */
+	uint64_t mon_poke_ns, mon_poke_gap;
+
 	/* counters for --stats */
-	uint64_t switches, syscalls, idle_sleeps, steals, overflowed;
+	uint64_t switches, syscalls, idle_sleeps, steals, overflowed, handoffs;
 	uint64_t by_nr[512];
 };
 
 /* flexsc-run --specialize auto: carriers choose where their calls run (src/threads/specialize.c) */
 extern bool fx_rt_specialize;
 
-enum { FX_C_AWAKE = 0, FX_C_IN_FLEXSC = 1, FX_C_IN_FUTEX = 2 };
+enum { FX_C_AWAKE = 0, FX_C_IN_FLEXSC = 1, FX_C_IN_FUTEX = 2, FX_C_PARKED = 3 };
 
 /* Reserved by the runtime to interrupt a blocked call of a cancelled thread (docs/threads.md). */
 #define FX_SIG_INTERRUPT 63
@@ -212,7 +225,15 @@ static inline void fx_spin_unlock(_Atomic int *l)
 
 /* src/threads/sched.c */
 extern struct fx_carrier **fx_carriers;
+/*
+ * Carriers in fx_carriers: one per core (fx_ncores, carrier i on core slot
+ * i) and, after them, spares the monitor started for cores whose carrier
+ * blocked in the kernel (at most FX_SPARES_MAX). Grows only (a spare
+ * parks, it does not exit), reset by fork; entries may be NULL.
+ */
 extern unsigned fx_ncarriers;
+extern unsigned fx_ncores;
+#define FX_SPARES_MAX 256
 extern struct flexsc *fx_rt_instance;
 int fx_rt_start(void);
 /*
@@ -224,6 +245,8 @@ int fx_rt_start(void);
 /* FLEXSC_REQUIRE is set, and not to "" or "0" */
 bool fx_rt_required(void);
 int fx_rt_after_fork_child(void);
+/* Cores handed from a carrier blocked in the kernel to a spare, since start (the monitor, sched.c) */
+uint64_t fx_rt_handoffs(void);
 void fx_rt_start_carriers(void);
 void fx_block(void);
 void fx_uthread_start(struct fx_uthread *u);

@@ -42,6 +42,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <immintrin.h>
 #include <linux/futex.h>
 #include <sched.h>
@@ -50,6 +51,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/syscall.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "threads/overflow.h"
@@ -64,6 +66,12 @@
 
 struct fx_carrier **fx_carriers;
 unsigned fx_ncarriers;
+unsigned fx_ncores;
+/* The carrier that has the core of each slot now (a spare, after a hand-over). */
+static _Atomic(struct fx_carrier *) slot_owner[FLEXSC_MAX_CPUS];
+static _Atomic uint64_t handoffs;
+/* 1 while the monitor sleeps until a carrier wakes (every carrier was asleep): a futex */
+static _Atomic uint32_t monitor_waiting;
 struct flexsc *fx_rt_instance;
 struct fx_uthread *fx_main_uthread;
 _Atomic int fx_rt_live_uthreads;
@@ -71,6 +79,20 @@ static _Atomic int carriers_started;
 static int carrier_cpus[FLEXSC_MAX_CPUS];
 
 static void finish_switch(void);
+
+/*
+ * Where work for carrier c goes: c itself, or, once its core was handed to
+ * another carrier because it blocked in the kernel, the carrier that has
+ * the core now. One relaxed load on the common path.
+ */
+static inline struct fx_carrier *owner_of(struct fx_carrier *c)
+{
+	if (fx_unlikely(atomic_load_explicit(&c->handed, memory_order_relaxed))) {
+		struct fx_carrier *o = atomic_load_explicit(&slot_owner[c->slot], memory_order_acquire);
+		return o ? o : c;
+	}
+	return c;
+}
 
 static void rq_push(struct fx_carrier *c, struct fx_uthread *u)
 {
@@ -123,7 +145,8 @@ static void kick_one_idle(struct fx_carrier *except)
 {
 	for (unsigned i = 0; i < fx_ncarriers; i++) {
 		struct fx_carrier *c = fx_carriers[i];
-		if (c && c != except && atomic_load_explicit(&c->sleeping, memory_order_relaxed)) {
+		if (c && c != except && !atomic_load_explicit(&c->handed, memory_order_relaxed) &&
+		    atomic_load_explicit(&c->sleeping, memory_order_relaxed)) {
 			kick(c);
 			return;
 		}
@@ -133,7 +156,7 @@ static void kick_one_idle(struct fx_carrier *except)
 void fx_wake(struct fx_uthread *u)
 {
 	struct fx_carrier *self = fx_carrier_self();
-	struct fx_carrier *c = u->home ? u->home : self ? self : fx_carriers[0];
+	struct fx_carrier *c = owner_of(u->home ? u->home : self ? self : fx_carriers[0]);
 
 	atomic_store_explicit(&u->state, FX_U_RUNNABLE, memory_order_relaxed);
 	rq_push(c, u);
@@ -151,6 +174,7 @@ static void serve_cancels(struct fx_carrier *c);
 static void reap(struct fx_carrier *c)
 {
 	struct flexsc_completion done[64];
+	struct fx_carrier *to = owner_of(c);
 	int n;
 
 	while (c->inflight && (n = flexsc_reap(c->q, done, 64)) > 0) {
@@ -165,9 +189,25 @@ static void reap(struct fx_carrier *c)
 			u->sysret = done[i].ret;
 			c->inflight--;
 			atomic_store_explicit(&u->state, FX_U_RUNNABLE, memory_order_relaxed);
-			rq_push(c, u);
+			rq_push(to, u);
+			if (fx_unlikely(to != c))
+				kick(to);
 		}
 	}
+}
+
+/* Moves every uthread on from's run queue to to's (from's core was handed to to). */
+static void forward_rq(struct fx_carrier *from, struct fx_carrier *to)
+{
+	struct fx_uthread *u;
+	bool moved = false;
+
+	while ((u = rq_pop(from))) {
+		rq_push(to, u);
+		moved = true;
+	}
+	if (moved)
+		kick(to);
 }
 
 /*
@@ -255,6 +295,11 @@ static struct fx_uthread *pick_next(struct fx_carrier *c)
 	/* finished calls join the queue's tail even when it is not empty: no starving them */
 	if (c->inflight)
 		reap(c);
+	if (fx_unlikely(atomic_load_explicit(&c->handed, memory_order_relaxed))) {
+		/* its core is another carrier's: it runs nothing more */
+		forward_rq(c, owner_of(c));
+		return NULL;
+	}
 	return rq_pop(c);
 }
 
@@ -486,11 +531,15 @@ void fx_yield(void)
 		fx_timers_fire(c);
 		c->in_rt = 0;
 	}
-	if (!atomic_load_explicit(&c->rq_len, memory_order_relaxed))
+	if (!atomic_load_explicit(&c->rq_len, memory_order_relaxed) &&
+	    !atomic_load_explicit(&c->handed, memory_order_relaxed))
 		return;
 	struct fx_uthread *self = c->current;
+	struct fx_carrier *to = owner_of(c);
 	atomic_store_explicit(&self->state, FX_U_RUNNABLE, memory_order_relaxed);
-	rq_push(c, self);
+	rq_push(to, self);
+	if (fx_unlikely(to != c))
+		kick(to);
 	fx_block();
 }
 
@@ -505,17 +554,21 @@ static bool has_work(struct fx_carrier *c)
 	return atomic_load(&c->rq_len) || atomic_load(&c->cancel_inbox);
 }
 
-/* Sleeps until a call completes, a kick, or the earliest timer. */
+/*
+ * Sleeps until a call completes, a kick, or the earliest timer (its own
+ * only, for a carrier whose core was handed over: it fires no other's).
+ */
 static void idle_sleep(struct fx_carrier *c)
 {
 	uint64_t deadline = fx_timers_next(c);
 	struct timespec rel, *relp = NULL;
 
-	/* a shared carrier fires the others' timers too (steal); an exclusive one only its own */
-	for (unsigned i = 0; i < fx_ncarriers && !c->own; i++) {
-		uint64_t d = fx_carriers[i] ? fx_timers_next(fx_carriers[i]) : UINT64_MAX;
-		deadline = d < deadline ? d : deadline;
-	}
+	/* a shared carrier fires the others' timers too (steal); an exclusive or handed one only its own */
+	if (!c->own && !atomic_load_explicit(&c->handed, memory_order_relaxed))
+		for (unsigned i = 0; i < fx_ncarriers; i++) {
+			uint64_t d = fx_carriers[i] ? fx_timers_next(fx_carriers[i]) : UINT64_MAX;
+			deadline = d < deadline ? d : deadline;
+		}
 	if (c->cancelling && c->cancel_retry_ns + FX_CANCEL_RETRY_NS < deadline)
 		deadline = c->cancel_retry_ns + FX_CANCEL_RETRY_NS;
 	if (deadline != UINT64_MAX) {
@@ -546,6 +599,9 @@ static void idle_sleep(struct fx_carrier *c)
 			fx_futex_wait(&c->idle_word, 0, relp);
 	}
 	atomic_store(&c->sleeping, FX_C_AWAKE);
+	/* seq_cst store, then this load; the monitor stores, then looks at sleeping */
+	if (fx_unlikely(atomic_load(&monitor_waiting)) && atomic_exchange(&monitor_waiting, 0))
+		fx_futex_wake(&monitor_waiting, 1);
 	if (fx_rt_specialize)
 		c->idle_ns += fx_now_ns() - t0;
 }
@@ -571,6 +627,32 @@ static void specialize_tick(struct fx_carrier *c)
 	c->spec_idle0 = c->idle_ns;
 }
 
+/*
+ * A carrier whose core was handed over, with nothing of its own left (no
+ * call in flight, none being cancelled, no timer): a spare now. It waits
+ * in the pool until the monitor gives it a core again.
+ */
+static bool drained(struct fx_carrier *c)
+{
+	return !c->inflight && !c->cancelling && !atomic_load(&c->cancel_inbox) &&
+	       !atomic_load(&c->rq_len) && !c->timers;
+}
+
+static void park(struct fx_carrier *c)
+{
+	uint64_t idle_mask = fx_sig_idle_mask();
+
+	if (c->kmask != idle_mask) {
+		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&idle_mask, 0, 8, 0, 0);
+		c->kmask = idle_mask;
+	}
+	atomic_store(&c->sleeping, FX_C_PARKED);
+	atomic_store(&c->parked, 1); /* the monitor may take it from here */
+	while (atomic_load(&c->parked))
+		fx_futex_wait(&c->parked, 1, NULL);
+	atomic_store(&c->sleeping, FX_C_AWAKE);
+}
+
 /* The scheduler context of a carrier: runs whenever no uthread can. */
 static void idle_loop(void *arg)
 {
@@ -580,6 +662,19 @@ static void idle_loop(void *arg)
 		finish_switch();
 		c->in_rt = 1;
 		struct fx_uthread *next = pick_next(c);
+		if (fx_unlikely(atomic_load_explicit(&c->handed, memory_order_relaxed))) {
+			/* a hand-over made it surplus on its core: it gives the core back */
+			if (next) { /* picked just before the hand-over */
+				struct fx_carrier *o = owner_of(c);
+				rq_push(o, next);
+				kick(o);
+			}
+			if (drained(c))
+				park(c);
+			else
+				idle_sleep(c);
+			continue;
+		}
 		if (!next && !c->own)
 			next = steal(c);
 		if (next) {
@@ -770,7 +865,8 @@ void fx_uthread_start(struct fx_uthread *u)
 	atomic_fetch_add(&fx_rt_live_uthreads, 1);
 	for (unsigned i = 0; i < fx_ncarriers; i++) {
 		struct fx_carrier *c = fx_carriers[i];
-		if (c && (!best || atomic_load(&c->rq_len) < atomic_load(&best->rq_len)))
+		if (c && !atomic_load_explicit(&c->handed, memory_order_relaxed) &&
+		    (!best || atomic_load(&c->rq_len) < atomic_load(&best->rq_len)))
 			best = c;
 	}
 	u->home = best;
@@ -902,6 +998,7 @@ static struct fx_carrier *carrier_new(int index, int cpu)
 	memset(c, 0, sizeof(*c));
 	c->self = c;
 	c->index = index;
+	c->slot = index;
 	c->cpu = cpu;
 	return c;
 }
@@ -999,6 +1096,203 @@ int fx_rt_bind(void)
 	return 0;
 }
 
+/*
+ * The monitor: hands the core of a carrier blocked in the kernel to a spare.
+ *
+ * A system call the runtime does not see (stdio's internal read, a
+ * library's own `syscall` instruction, liburing's io_uring_enter) blocks
+ * the carrier that makes it, with every uthread queued on it. The monitor,
+ * a kernel thread of the runtime, looks at every carrier now and then: one
+ * that runs a uthread (current set, not idle), whose heartbeat (switches +
+ * exception-less calls, counters the carrier keeps anyway) has not moved
+ * since the last look, that has work it cannot do (a queued uthread, a
+ * call in flight, a timer), and that the kernel says is asleep ('S' or 'D'
+ * in /proc/self/task/TID/stat, read only then) is blocked. Its core goes
+ * to a spare carrier pinned to the same CPU (a parked one from the pool,
+ * else a new one): the spare becomes the owner of the core's slot, takes
+ * its queued uthreads, and every wake meant for the blocked carrier goes
+ * to it (owner_of). The blocked carrier, once its call returns, runs its
+ * uthread to the next switch point, then runs nothing more: it serves its
+ * own queue (its calls in flight come back to the new owner) and parks in
+ * the pool. So a hidden blocking call costs one kernel thread, and each
+ * core has one carrier running uthreads again at the next switch point.
+ *
+ * The calls the blocked carrier had posted and not yet handed to the
+ * kernel (a batch not flushed) or whose completions it has not reaped are
+ * only its to touch (its ring is single-issuer): the monitor sends it
+ * FX_SIG_POKE, whose handler, when it interrupted a system call outside
+ * the runtime, flushes and reaps for it (poked), at once and then with
+ * growing gaps (1 ms to 100 ms) while it stays blocked with calls out.
+ *
+ * Cost when nothing blocks: a wake of the monitor every 10 ms, reading a
+ * few counters, while some carrier is awake; none while every carrier
+ * sleeps idle (the monitor then waits until one wakes: a load of
+ * monitor_waiting where a carrier leaves its idle sleep); no work at all on
+ * a carrier's switch. The period drops to 100 us after every hand-over and
+ * doubles back after each look that finds nothing to do, as Go's sysmon.
+ */
+#define FX_MON_MIN_NS 100000ull
+#define FX_MON_MAX_NS 10000000ull
+#define FX_POKE_MIN_NS 1000000ull
+#define FX_POKE_MAX_NS 100000000ull
+
+/* The kernel's state letter for thread tid ('R', 'S', 'D'...), or 0. */
+static char kernel_state(int tid)
+{
+	char path[64], buf[256];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	long fd = fx_raw_syscall6(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0, 0, 0);
+	if (fd < 0)
+		return 0;
+	long n = fx_raw_syscall6(SYS_read, fd, (long)buf, sizeof(buf) - 1, 0, 0, 0);
+	fx_raw_syscall6(SYS_close, fd, 0, 0, 0, 0, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* Something the carrier would do if it were not blocked. */
+static bool could_run(struct fx_carrier *c)
+{
+	return atomic_load_explicit(&c->rq_len, memory_order_relaxed) ||
+	       __atomic_load_n(&c->inflight, __ATOMIC_RELAXED) ||
+	       __atomic_load_n(&c->timers, __ATOMIC_RELAXED) ||
+	       atomic_load_explicit(&c->cancel_inbox, memory_order_relaxed);
+}
+
+static void poke_blocked(struct fx_carrier *c, uint64_t now)
+{
+	fx_raw_syscall6(SYS_tgkill, getpid(), c->tid, FX_SIG_POKE, 0, 0, 0);
+	c->mon_poke_ns = now;
+}
+
+/* Gives x's core to a spare; false if none could be had. */
+static bool handoff(struct fx_carrier *x, uint64_t now)
+{
+	unsigned n = __atomic_load_n(&fx_ncarriers, __ATOMIC_ACQUIRE);
+	struct fx_carrier *y = NULL;
+
+	for (unsigned i = 0; i < n && !y; i++) {
+		struct fx_carrier *c = fx_carriers[i];
+		if (c && c != x && c->cpu == x->cpu && atomic_load(&c->parked))
+			y = c;
+	}
+	if (y) {
+		y->slot = x->slot;
+		y->mon_beat = ~0ull;
+		atomic_store(&y->handed, 0);
+		atomic_store(&slot_owner[x->slot], y);
+		atomic_store(&x->handed, 1);
+		atomic_store(&y->parked, 0);
+		fx_futex_wake(&y->parked, 1);
+	} else {
+		if (n >= fx_ncores + FX_SPARES_MAX || !(y = carrier_new((int)n, x->cpu)))
+			return false;
+		y->slot = x->slot;
+		y->mon_beat = ~0ull;
+		/* a carrier from its start: it takes work before it owns the slot, which is harmless */
+		if (fx_os_pthread_create(&y->pthread, NULL, carrier_main, y)) {
+			free(y);
+			return false;
+		}
+		fx_carriers[n] = y;
+		__atomic_store_n(&fx_ncarriers, n + 1, __ATOMIC_RELEASE);
+		atomic_store(&slot_owner[x->slot], y);
+		atomic_store(&x->handed, 1);
+	}
+	atomic_fetch_add_explicit(&handoffs, 1, memory_order_relaxed);
+	forward_rq(x, y);
+	x->mon_poke_gap = FX_POKE_MIN_NS;
+	if (__atomic_load_n(&x->inflight, __ATOMIC_RELAXED))
+		poke_blocked(x, now);
+	return true;
+}
+
+/* Every carrier asleep in its scheduler context, or parked: none can be blocked in a call. */
+static bool all_asleep(void)
+{
+	unsigned n = __atomic_load_n(&fx_ncarriers, __ATOMIC_ACQUIRE);
+
+	for (unsigned i = 0; i < n; i++) {
+		struct fx_carrier *c = fx_carriers[i];
+		if (c && atomic_load(&c->sleeping) == FX_C_AWAKE)
+			return false;
+	}
+	return true;
+}
+
+/* One look at every carrier; true if a core was handed over. */
+static bool monitor_tick(void)
+{
+	unsigned n = __atomic_load_n(&fx_ncarriers, __ATOMIC_ACQUIRE);
+	uint64_t now = fx_now_ns();
+	bool acted = false;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct fx_carrier *c = fx_carriers[i];
+		if (!c)
+			continue;
+		uint64_t beat = __atomic_load_n(&c->switches, __ATOMIC_RELAXED) +
+				__atomic_load_n(&c->syscalls, __ATOMIC_RELAXED);
+		bool stale = beat == c->mon_beat;
+		c->mon_beat = beat;
+		struct fx_uthread *cur = __atomic_load_n(&c->current, __ATOMIC_RELAXED);
+		if (atomic_load(&c->handed)) {
+			/* a wake that raced with the hand-over; calls out on a carrier still blocked */
+			if (atomic_load_explicit(&c->rq_len, memory_order_relaxed))
+				forward_rq(c, owner_of(c));
+			if (cur && stale && __atomic_load_n(&c->inflight, __ATOMIC_RELAXED) &&
+			    now - c->mon_poke_ns >= c->mon_poke_gap) {
+				poke_blocked(c, now);
+				c->mon_poke_gap = c->mon_poke_gap * 2 > FX_POKE_MAX_NS ? FX_POKE_MAX_NS
+										     : c->mon_poke_gap * 2;
+			}
+			continue;
+		}
+		if (!cur || !stale || !c->tid ||
+		    atomic_load_explicit(&c->sleeping, memory_order_relaxed) != FX_C_AWAKE || !could_run(c))
+			continue;
+		char st = kernel_state(c->tid);
+		if ((st == 'S' || st == 'D') && handoff(c, now))
+			acted = true;
+	}
+	return acted;
+}
+
+static void *monitor_main(void *arg)
+{
+	uint64_t period = FX_MON_MAX_NS;
+
+	(void)arg;
+	for (;;) {
+		struct timespec ts = { 0, (long)period };
+		fx_raw_syscall6(SYS_nanosleep, (long)&ts, 0, 0, 0, 0, 0);
+		if (monitor_tick()) {
+			period = FX_MON_MIN_NS;
+			continue;
+		}
+		period = period * 2 > FX_MON_MAX_NS ? FX_MON_MAX_NS : period * 2;
+		if (all_asleep()) {
+			/* seq_cst store, then the second look; a waking carrier stores, then loads */
+			atomic_store(&monitor_waiting, 1);
+			if (all_asleep()) {
+				struct timespec second = { 1, 0 }; /* a bound, should a wake be missed */
+				fx_futex_wait(&monitor_waiting, 1, &second);
+			}
+			atomic_store(&monitor_waiting, 0);
+		}
+	}
+	return NULL;
+}
+
+uint64_t fx_rt_handoffs(void)
+{
+	return atomic_load(&handoffs);
+}
+
 /* Called before the program's first pthread_create: the other carriers. */
 void fx_rt_start_carriers(void)
 {
@@ -1008,14 +1302,17 @@ void fx_rt_start_carriers(void)
 		return;
 	int (*real_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
 		dlsym(RTLD_NEXT, "pthread_create");
-	for (unsigned i = 1; i < fx_ncarriers; i++) {
+	for (unsigned i = 1; i < fx_ncores; i++) {
 		struct fx_carrier *c = carrier_new((int)i, carrier_cpus[i]);
 		if (!c || real_create(&c->pthread, NULL, carrier_main, c)) {
 			fprintf(stderr, "flexsc-run: cannot start carrier %u\n", i);
 			abort();
 		}
+		atomic_store(&slot_owner[i], c);
 		fx_carriers[i] = c;
 	}
+	if (fx_rt_kthread(monitor_main))
+		fprintf(stderr, "flexsc-run: cannot start the monitor: a carrier blocked in the kernel keeps its core\n");
 }
 
 /*
@@ -1055,8 +1352,16 @@ int fx_rt_after_fork_child(void)
 		err = flexsc_queue_create(fx_rt_instance, &c->q);
 	for (unsigned i = 0; i < fx_ncarriers; i++)
 		fx_carriers[i] = NULL;
+	fx_ncarriers = fx_ncores; /* spares are gone with their threads, and so is the monitor */
+	atomic_store(&monitor_waiting, 0);
+	for (unsigned i = 0; i < FLEXSC_MAX_CPUS; i++)
+		atomic_store(&slot_owner[i], NULL);
+	atomic_store(&slot_owner[0], c);
 	fx_carriers[0] = c;
 	c->index = 0;
+	c->slot = 0;
+	atomic_store(&c->handed, 0); /* a carrier handed over that forked before its next switch point */
+	atomic_store(&c->parked, 0);
 	c->pthread = (pthread_t)self->tcb; /* glibc's fork made the forking thread the only one it knows */
 	c->tid = (int)fx_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
 	c->rq_head = c->rq_tail = NULL;
@@ -1103,22 +1408,44 @@ static void interrupted(int sig)
 	(void)sig;
 }
 
+/* Whether the interrupted context is at a `syscall` instruction or just after one. */
+static bool at_syscall(const ucontext_t *uc)
+{
+	uintptr_t ip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	const volatile uint8_t *p = (const uint8_t *)ip;
+
+	/* restarted: the kernel moved ip back onto it (a 0x0f opcode has a second byte: mapped) */
+	if (p[0] == 0x0f && p[1] == 0x05)
+		return true;
+	return (ip & 4095) >= 2 && p[-2] == 0x0f && p[-1] == 0x05; /* same page as ip: mapped */
+}
+
 /*
  * A signal is pending for the uthread running here: its handler runs now,
- * unless in the runtime. Or the uthread was cancelled asynchronously
- * (src/preload/cancel.c decides whether it acts here).
+ * unless in the runtime. Also the monitor's nudge to a carrier whose core
+ * it handed over while it is blocked in a call outside the runtime, with
+ * calls of its own queue out: only it may hand them to the kernel and
+ * collect them, which it does here for the carrier that has its core now.
  */
 static void poked(int sig, siginfo_t *si, void *uc)
 {
 	struct fx_carrier *c = fx_carrier_self();
 
-	(void)sig;
-	(void)si;
-	if (c && c->current && !c->in_rt && !fx_in_handler(c)) {
-		fx_raise_pending();
-		if (c->current->cancel_async && fx_cancel_pending(c->current))
-			fx_cancel_async_poked(uc);
+	(void)sig, (void)si;
+	if (!c || !c->current || c->in_rt || fx_in_handler(c))
+		return;
+	if (atomic_load_explicit(&c->handed, memory_order_relaxed) && c->inflight && at_syscall(uc)) {
+		int saved = errno;
+		c->in_rt = 1;
+		if (flexsc_engine_in_use(fx_rt_instance) != FLEXSC_ENGINE_SYNC)
+			flexsc_flush(c->q);
+		reap(c);
+		c->in_rt = 0;
+		errno = saved;
 	}
+	fx_raise_pending();
+	if (c->current->cancel_async && fx_cancel_pending(c->current))
+		fx_cancel_async_poked(uc);
 }
 
 /*
@@ -1160,7 +1487,7 @@ static void atfork_child(void)
 void fx_rt_cpus(cpu_set_t *set)
 {
 	CPU_ZERO(set);
-	for (unsigned i = 0; i < fx_ncarriers; i++)
+	for (unsigned i = 0; i < fx_ncores; i++)
 		if (carrier_cpus[i] >= 0 && carrier_cpus[i] < CPU_SETSIZE)
 			CPU_SET(carrier_cpus[i], set);
 }
@@ -1269,8 +1596,8 @@ int fx_rt_start(void)
 			if (CPU_ISSET(cpu, &mine))
 				carrier_cpus[n++] = cpu;
 	}
-	fx_ncarriers = (unsigned)n;
-	fx_carriers = calloc(fx_ncarriers, sizeof(*fx_carriers));
+	fx_ncarriers = fx_ncores = (unsigned)n;
+	fx_carriers = calloc(fx_ncarriers + FX_SPARES_MAX, sizeof(*fx_carriers));
 	if (!fx_carriers)
 		return -ENOMEM;
 	rt_cfg = cfg;
@@ -1286,6 +1613,7 @@ int fx_rt_start(void)
 	if (err)
 		return err;
 	fx_carriers[0] = c0;
+	atomic_store(&slot_owner[0], c0);
 	c0->pthread = (pthread_t)fx_main_uthread->tcb; /* glibc's main thread */
 	fx_main_uthread->sigmask = c0->kmask;
 	atomic_store(&fx_main_uthread->on_cpu, 1);

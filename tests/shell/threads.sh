@@ -31,6 +31,9 @@
 #        -DFLEXSC_TEST_SHLIB -shared -fPIC into NAME.so, passed as argument 1
 #   // flexsc-test: shlib-linked             build it so into libNAME.so and
 #        link the program against it (its constructors run at load time)
+#   // flexsc-test: liburing                 build with -DHAVE_LIBURING -luring
+#        when liburing's header and library are there (else without: the
+#        program then skips itself, exit 77)
 #
 # Environment: FLEXSC_BUILD (set by tests/run.sh), CC (cc), and for
 # working on one program: FLEXSC_THREADS_ONLY (a glob of program names),
@@ -155,7 +158,7 @@ for src in "${sources[@]}"; do
 	bin=$out/$name
 	args=()
 	declare -A skipped=()
-	shlib=0 linked=0
+	shlib=0 linked=0 uring=0
 	while IFS= read -r d; do
 		read -r -a w <<<"$d"
 		case ${w[0]:-} in
@@ -163,6 +166,7 @@ for src in "${sources[@]}"; do
 		skip-config) skipped[${w[1]:-}]="${w[*]:2}" ;;
 		shlib) shlib=1 ;;
 		shlib-linked) linked=1 ;;
+		liburing) uring=1 ;;
 		*) line FAIL "$name" build "unknown directive '// flexsc-test: $d'"; fail=$((fail + 1)); failed+=("$name"); continue 2 ;;
 		esac
 	done < <(sed -n 's|^[[:space:]]*// flexsc-test:[[:space:]]*||p' "$src")
@@ -179,6 +183,10 @@ for src in "${sources[@]}"; do
 			continue
 		fi
 		link=("-L$out" "-l$name" "-Wl,-rpath,$out")
+	fi
+	if [ $uring = 1 ] && printf '#include <liburing.h>\nint main(void){struct io_uring r;return io_uring_queue_init(1,&r,0);}\n' |
+		"$cc" -x c -o /dev/null - -luring 2>/dev/null; then
+		link+=(-DHAVE_LIBURING -luring)
 	fi
 
 	# build (cached: again only when the source, check.h or this script is newer)
