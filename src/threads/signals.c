@@ -71,10 +71,14 @@ void fx_sig_unregister(struct fx_uthread *u)
 	fx_spin_unlock(&reg_lock);
 }
 
-/* Ends u's interruptible wait: an interposed call in flight, a sleep, sigsuspend. */
+/*
+ * Gets u, asleep, to take a signal: an interruptible wait (a sleep,
+ * sigsuspend) or a call in flight ends; any other wait (a mutex, a
+ * condition...) lets it run the handler and goes on (wait.c).
+ */
 static void poke(struct fx_uthread *u)
 {
-	if (!fx_end_wait(u, &u->intr_waiter))
+	if (!fx_end_wait(u, &u->intr_waiter) && !fx_waiter_signal(u))
 		fx_interrupt_call(u);
 }
 
@@ -83,8 +87,9 @@ static bool to_sigwaiter(int sig, const siginfo_t *info, const struct fx_uthread
 {
 	for (struct fx_waiter *w = sigwaiters.head; w; w = w->next) {
 		struct fx_uthread *u = w->u;
+		int st = atomic_load(&w->state);
 		if ((only && u != only) || !(u->sigwait_set & BIT(sig)) ||
-		    atomic_load(&w->state) != FX_W_WAITING)
+		    (st != FX_W_WAITING && st != FX_W_SIGNALLED))
 			continue;
 		u->sigwait_info = *info;
 		u->sigwait_info.si_signo = sig;
