@@ -241,8 +241,19 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
 		a->sa_sigaction(sig, info, uctx);
 	else
 		a->sa_handler(sig);
-	if (c)
-		fx_carrier_self()->in_handler--;
+	if (c) {
+		c = fx_carrier_self();
+		/*
+		 * A signal for this uthread that came while the handler ran (the
+		 * kernel gave it to the signal thread, the poke could not raise it
+		 * inside a handler) is raised now: the kernel delivers it once this
+		 * handler returns, to the same uthread, which may never reach a
+		 * reschedule point (it only computes).
+		 */
+		if (--c->in_handler == 0 && c->current && !c->in_rt &&
+		    (atomic_load(&c->current->sigpending) & ~c->current->sigmask))
+			fx_raise_pending();
+	}
 }
 
 static bool is_function(const struct sigaction *a)

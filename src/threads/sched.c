@@ -669,6 +669,9 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 			if (flexsc_poll(c->q, call, &r) == 0) {
 				/* a call that had to run here, at once */
 				c->in_rt = 0;
+				/* a poke that came meanwhile could not raise its signal in the runtime */
+				if (fx_unlikely(atomic_load_explicit(&self->sigpending, memory_order_relaxed)))
+					fx_raise_pending();
 				return r;
 			}
 			c->inflight++;
