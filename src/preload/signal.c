@@ -79,6 +79,8 @@ FX_PUBLIC int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&next, 0, 8, 0, 0);
 		if (cur & ~next)
 			fx_sig_mask_changed(u);
+		if (next & ~cur)
+			fx_sig_mask_blocked(u, next & ~cur);
 		fx_raise_pending();
 	}
 	return 0;

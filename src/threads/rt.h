@@ -63,6 +63,7 @@ struct fx_uthread {
 	/* per-thread state the runtime keeps for the program */
 	uint64_t sigmask;           /* its signal mask (kernel sigset); carriers take it when they run it */
 	_Atomic uint64_t sigpending; /* sent by pthread_kill, raised when it next runs unblocked */
+	_Atomic uint64_t sigpending_proc; /* those of them the process was sent: others take them if it blocks them or exits */
 	int cancel_disabled;        /* PTHREAD_CANCEL_DISABLE */
 	int cancel_async;           /* PTHREAD_CANCEL_ASYNCHRONOUS (acted on at cancellation points) */
 	_Atomic int cancel_requested;

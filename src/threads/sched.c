@@ -270,6 +270,7 @@ static void raise_pending(struct fx_carrier *c, struct fx_uthread *u)
 		int bit = __builtin_ctzll(ready);
 		ready &= ready - 1;
 		atomic_fetch_and(&u->sigpending, ~(1ull << bit));
+		atomic_fetch_and(&u->sigpending_proc, ~(1ull << bit));
 		fx_raw_syscall6(SYS_tgkill, getpid(), c->tid, bit + 1, 0, 0, 0);
 	}
 }

@@ -58,6 +58,8 @@ void fx_sig_register(struct fx_uthread *u)
 	fx_spin_unlock(&reg_lock);
 }
 
+static void pass_on(struct fx_uthread *u, uint64_t set);
+
 void fx_sig_unregister(struct fx_uthread *u)
 {
 	fx_spin_lock(&reg_lock);
@@ -68,6 +70,8 @@ void fx_sig_unregister(struct fx_uthread *u)
 	if (u->reg_next)
 		u->reg_next->reg_prev = u->reg_prev;
 	u->reg_prev = u->reg_next = NULL;
+	/* what the process was sent and it has not taken: the others' (its own are lost with it) */
+	pass_on(u, ~0ull);
 	fx_spin_unlock(&reg_lock);
 }
 
@@ -143,11 +147,66 @@ static void act_by_default(int sig)
 	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&one, 0, 8, 0, 0);
 }
 
-/* A process-directed signal the kernel gave the signal thread. */
-static void dispatch(int sig, const siginfo_t *info)
+/* With reg_lock held: the uthread that takes sig soonest (running, then runnable, then asleep), but not. */
+static struct fx_uthread *taker(int sig, const struct fx_uthread *not)
 {
 	struct fx_uthread *best = NULL;
 	int best_rank = 0;
+
+	for (struct fx_uthread *u = reg_head; u && best_rank < 3; u = u->reg_next) {
+		if (u == not || (u->sigmask & BIT(sig)))
+			continue;
+		int state = atomic_load(&u->state);
+		int rank = state == FX_U_RUNNING ? 3 : state == FX_U_RUNNABLE ? 2 : state == FX_U_EXITED ? 0 : 1;
+		if (rank > best_rank)
+			best = u, best_rank = rank;
+	}
+	return best;
+}
+
+/* With reg_lock held: a process-directed signal for u, which accepts it. */
+static void to_uthread_proc(struct fx_uthread *u, int sig)
+{
+	atomic_fetch_or(&u->sigpending_proc, BIT(sig));
+	to_uthread(u, sig);
+}
+
+/*
+ * With reg_lock held: the process-directed signals of set that u was
+ * given and has not taken (it blocks them now, or it exits) go to
+ * another uthread that accepts them, or stay pending for the process,
+ * as the kernel keeps them pending for the process, not the thread.
+ */
+static void pass_on(struct fx_uthread *u, uint64_t set)
+{
+	uint64_t mine = atomic_fetch_and(&u->sigpending_proc, ~set) & set;
+
+	if (!mine)
+		return;
+	mine &= atomic_fetch_and(&u->sigpending, ~mine); /* those still pending: raise_pending may take some */
+	while (mine) {
+		int sig = __builtin_ctzll(mine) + 1;
+		mine &= mine - 1;
+		struct fx_uthread *t = taker(sig, u);
+		if (t)
+			to_uthread_proc(t, sig);
+		else
+			atomic_fetch_or(&proc_pending, BIT(sig));
+	}
+}
+
+void fx_sig_mask_blocked(struct fx_uthread *u, uint64_t blocked)
+{
+	if (!(atomic_load(&u->sigpending_proc) & blocked))
+		return;
+	fx_spin_lock(&reg_lock);
+	pass_on(u, blocked);
+	fx_spin_unlock(&reg_lock);
+}
+
+/* A process-directed signal the kernel gave the signal thread. */
+static void dispatch(int sig, const siginfo_t *info)
+{
 	bool by_default = default_acts(sig);
 
 	fx_spin_lock(&reg_lock);
@@ -155,17 +214,9 @@ static void dispatch(int sig, const siginfo_t *info)
 		fx_spin_unlock(&reg_lock);
 		return;
 	}
-	/* the one that takes it soonest: running, then runnable, then asleep */
-	for (struct fx_uthread *u = reg_head; u && best_rank < 3; u = u->reg_next) {
-		if (u->sigmask & BIT(sig))
-			continue;
-		int state = atomic_load(&u->state);
-		int rank = state == FX_U_RUNNING ? 3 : state == FX_U_RUNNABLE ? 2 : state == FX_U_EXITED ? 0 : 1;
-		if (rank > best_rank)
-			best = u, best_rank = rank;
-	}
+	struct fx_uthread *best = taker(sig, NULL);
 	if (best && !by_default)
-		to_uthread(best, sig);
+		to_uthread_proc(best, sig);
 	else if (!best)
 		atomic_fetch_or(&proc_pending, BIT(sig));
 	fx_spin_unlock(&reg_lock);
@@ -203,6 +254,7 @@ void fx_sig_mask_changed(struct fx_uthread *u)
 		return;
 	fx_spin_lock(&reg_lock);
 	take = atomic_fetch_and(&proc_pending, ~take) & take;
+	atomic_fetch_or(&u->sigpending_proc, take);
 	atomic_fetch_or(&u->sigpending, take);
 	fx_spin_unlock(&reg_lock);
 }

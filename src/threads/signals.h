@@ -21,6 +21,8 @@ uint64_t fx_sig_idle_mask(void);
 void fx_sig_send(struct fx_uthread *u, int sig);
 /* After u unblocked signals: takes the process-pending ones it now accepts. */
 void fx_sig_mask_changed(struct fx_uthread *u);
+/* After u blocked signals: the process-directed ones it was given and has not taken go to others. */
+void fx_sig_mask_blocked(struct fx_uthread *u, uint64_t blocked);
 /* Signals pending for u: its own and the process's (the kernel's not included). */
 uint64_t fx_sig_pending(const struct fx_uthread *u);
 /*
