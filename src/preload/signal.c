@@ -120,6 +120,25 @@ FX_PUBLIC int pthread_kill(pthread_t thread, int sig)
 	return 0;
 }
 
+/*
+ * raise: glibc's sends the signal to the calling kernel thread, a carrier,
+ * where it would stay pending (while blocked) for whichever uthread the
+ * carrier runs next. It is the caller's: pthread_kill to itself.
+ */
+FX_PUBLIC int raise(int sig)
+{
+	struct fx_uthread *u = fx_rt_active ? fx_uthread_self() : NULL;
+
+	if (!u || fx_carrier_self()->in_handler || sig == 32 || sig == 33)
+		return REAL(raise)(sig);
+	int err = pthread_kill((pthread_t)u->tcb, sig);
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
 /* ---- waiting for signals: a uthread waits, its carrier runs others ---- */
 
 /* sigtimedwait's core: the signal, or -1 with errno (EAGAIN at the timeout, EINVAL). */
