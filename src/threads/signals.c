@@ -131,6 +131,25 @@ static bool default_acts(int sig)
 }
 
 /*
+ * Whether sig is ignored: SIG_IGN, or SIG_DFL with an action of "ignore"
+ * (SIGCHLD, SIGURG, SIGWINCH) or "continue" (SIGCONT, whose continuing the
+ * kernel did when it was sent). Delivered to a thread that accepts it, it
+ * does nothing: it must not end a sleep or a call either (nanosleep goes
+ * on across a stop and continue, and across a child's exit).
+ */
+static bool ignored(int sig)
+{
+	struct sigaction sa;
+
+	if (fx_real_sigaction(sig, NULL, &sa) || (sa.sa_flags & SA_SIGINFO))
+		return false;
+	if (sa.sa_handler == SIG_IGN)
+		return true;
+	return sa.sa_handler == SIG_DFL &&
+	       (sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH || sig == SIGCONT);
+}
+
+/*
  * Such a signal, not blocked by some thread, ends (or stops) the whole
  * process at once, whatever its threads are doing; a uthread asleep in a
  * wait would only act on it when it runs again. So the signal thread lets
@@ -215,7 +234,9 @@ static void dispatch(int sig, const siginfo_t *info)
 		return;
 	}
 	struct fx_uthread *best = taker(sig, NULL);
-	if (best && !by_default)
+	if (best && !by_default && ignored(sig))
+		; /* a thread accepts it, and it does nothing there: gone, as in the kernel */
+	else if (best && !by_default)
 		to_uthread_proc(best, sig);
 	else if (!best)
 		atomic_fetch_or(&proc_pending, BIT(sig));
@@ -238,6 +259,8 @@ void fx_sig_send(struct fx_uthread *u, int sig)
 	if (!((u->sigwait_set & BIT(sig)) && to_sigwaiter(sig, &info, u))) {
 		if (u->sigmask & BIT(sig))
 			atomic_fetch_or(&u->sigpending, BIT(sig)); /* until it unblocks or waits for it */
+		else if (ignored(sig))
+			; /* discarded, as the kernel does: it would end u's sleep for nothing */
 		else if (u == fx_uthread_self())
 			atomic_fetch_or(&u->sigpending, BIT(sig)); /* raised by the caller, once unlocked */
 		else
