@@ -51,7 +51,12 @@ static void *child2(void *arg)
 	int *res = arg;
 	sigset_t pend, one;
 
-	sigpending(&pend);
+	for (int i = 0; i < 5000; i++) { /* kill returned: pending at once, or soon */
+		sigpending(&pend);
+		if (sigismember(&pend, SIGUSR2) == 1)
+			break;
+		sleep_ms(1);
+	}
 	res[0] = sigismember(&pend, SIGUSR2) == 1; /* the process's */
 	sigemptyset(&one);
 	sigaddset(&one, SIGUSR2);
