@@ -22,7 +22,9 @@
  * for; one whose deadline won is skipped and gets nothing. The value is
  * only above 0 while nobody waits.
  *
- * sem_wait, sem_timedwait and sem_clockwait are cancellation points.
+ * sem_wait, sem_timedwait and sem_clockwait are cancellation points, and
+ * a signal handler that interrupts them makes them fail with EINTR, unless
+ * it has SA_RESTART (glibc's: its futex wait is restarted then).
  * Errors are -1 and errno, as the semaphore interface has it.
  */
 #define _GNU_SOURCE
@@ -33,6 +35,7 @@
 
 #include "preload/real.h"
 #include "preload/cancel.h"
+#include "threads/signals.h"
 #include "threads/wait.h"
 
 struct fx_sem {
@@ -124,9 +127,18 @@ static int wait_slow(struct fx_sem *x, uint64_t deadline)
 		}
 		fx_wlist_push(&x->waiters, &w);
 		fx_wl_unlock(&x->wl);
-		if (fx_waiter_sleep_cp(&w, deadline) == 0)
+		struct fx_uthread *u = w.u;
+		int r;
+		if (u) {
+			/* a signal ends the wait and runs the handler, as one ends glibc's futex wait */
+			u->handled = 0;
+			r = fx_sig_sleep(&w, deadline, true);
+		} else {
+			r = fx_waiter_sleep_cp(&w, deadline);
+		}
+		if (r == 0)
 			return 0; /* handed a unit by sem_post */
-		/* the deadline, or pthread_cancel */
+		/* the deadline, pthread_cancel, or a signal */
 		wl_lock(x);
 		fx_wlist_remove(&x->waiters, &w);
 		if (!x->waiters.head)
@@ -135,6 +147,13 @@ static int wait_slow(struct fx_sem *x, uint64_t deadline)
 		fx_testcancel();
 		if (deadline != UINT64_MAX && fx_now_ns() >= deadline)
 			return ETIMEDOUT;
+		/*
+		 * glibc fails with EINTR when a handler without SA_RESTART ended
+		 * the wait (even if the handler posted: the unit stays); after one
+		 * with SA_RESTART the kernel restarts the futex wait, and so does this.
+		 */
+		if (u && u->handled == 2)
+			return EINTR;
 	}
 }
 

@@ -83,6 +83,8 @@ FX_PUBLIC int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&next, 0, 8, 0, 0);
 		if (cur & ~next)
 			fx_sig_mask_changed(u);
+		if (next & ~cur)
+			fx_sig_mask_blocked(u, next & ~cur);
 		fx_raise_pending();
 	}
 	return 0;
@@ -122,6 +124,25 @@ FX_PUBLIC int pthread_kill(pthread_t thread, int sig)
 	fx_sig_send(u, sig);
 	if (u == fx_uthread_self())
 		fx_raise_pending();
+	return 0;
+}
+
+/*
+ * raise: glibc's sends the signal to the calling kernel thread, a carrier,
+ * where it would stay pending (while blocked) for whichever uthread the
+ * carrier runs next. It is the caller's: pthread_kill to itself.
+ */
+FX_PUBLIC int raise(int sig)
+{
+	struct fx_uthread *u = fx_rt_active ? fx_uthread_self() : NULL;
+
+	if (!u || fx_in_handler(fx_carrier_self()) || sig == 32 || sig == 33)
+		return REAL(raise)(sig);
+	int err = pthread_kill((pthread_t)u->tcb, sig);
+	if (err) {
+		errno = err;
+		return -1;
+	}
 	return 0;
 }
 
@@ -250,8 +271,20 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
 		a->sa_sigaction(sig, info, uctx);
 	else
 		a->sa_handler(sig);
-	if (c)
-		fx_handler_return(fx_carrier_self(), level);
+	if (c) {
+		c = fx_carrier_self();
+		fx_handler_return(c, level);
+		/*
+		 * A signal for this uthread that came while the handler ran (the
+		 * kernel gave it to the signal thread, the poke could not raise it
+		 * inside a handler) is raised now: the kernel delivers it once this
+		 * handler returns, to the same uthread, which may never reach a
+		 * reschedule point (it only computes).
+		 */
+		if (!fx_in_handler(c) && c->current && !c->in_rt &&
+		    (atomic_load(&c->current->sigpending) & ~c->current->sigmask))
+			fx_raise_pending();
+	}
 }
 
 /*

@@ -64,6 +64,7 @@ struct fx_uthread {
 	/* per-thread state the runtime keeps for the program */
 	uint64_t sigmask;           /* its signal mask (kernel sigset); carriers take it when they run it */
 	_Atomic uint64_t sigpending; /* sent by pthread_kill, raised when it next runs unblocked */
+	_Atomic uint64_t sigpending_proc; /* those of them the process was sent: others take them if it blocks them or exits */
 	int cancel_disabled;        /* PTHREAD_CANCEL_DISABLE */
 	int cancel_async;           /* PTHREAD_CANCEL_ASYNCHRONOUS (acted on at cancellation points) */
 	_Atomic int cancel_requested;
@@ -75,6 +76,7 @@ struct fx_uthread {
 	flexsc_call_t cancelling_call; /* its call its carrier keeps cancelling; 0: none */
 	struct fx_uthread *cancelling_next;
 	struct fx_waiter *intr_waiter; /* an interruptible wait a signal ends (sleep, sigsuspend); under cancel_lock */
+	struct fx_waiter *park_waiter; /* any wait it sleeps in: a signal runs its handler and the wait goes on; under cancel_lock */
 	uint64_t sigwait_set;       /* in sigwait: the signals it takes (signals.c) */
 	siginfo_t sigwait_info;     /* the one it took */
 	int handled;                /* since its call began: 1 a handler with SA_RESTART ran, 2 one without */

@@ -316,6 +316,7 @@ static void raise_pending(struct fx_carrier *c, struct fx_uthread *u)
 		int bit = __builtin_ctzll(ready);
 		ready &= ready - 1;
 		atomic_fetch_and(&u->sigpending, ~(1ull << bit));
+		atomic_fetch_and(&u->sigpending_proc, ~(1ull << bit));
 		fx_raw_syscall6(SYS_tgkill, getpid(), c->tid, bit + 1, 0, 0, 0);
 	}
 }
@@ -918,6 +919,9 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 			if (flexsc_poll(c->q, call, &r) == 0) {
 				/* a call that had to run here, at once */
 				c->in_rt = 0;
+				/* a poke that came meanwhile could not raise its signal in the runtime */
+				if (fx_unlikely(atomic_load_explicit(&self->sigpending, memory_order_relaxed)))
+					fx_raise_pending();
 				return r;
 			}
 			c->inflight++;

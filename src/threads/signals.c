@@ -58,6 +58,8 @@ void fx_sig_register(struct fx_uthread *u)
 	fx_spin_unlock(&reg_lock);
 }
 
+static void pass_on(struct fx_uthread *u, uint64_t set);
+
 void fx_sig_unregister(struct fx_uthread *u)
 {
 	fx_spin_lock(&reg_lock);
@@ -68,13 +70,19 @@ void fx_sig_unregister(struct fx_uthread *u)
 	if (u->reg_next)
 		u->reg_next->reg_prev = u->reg_prev;
 	u->reg_prev = u->reg_next = NULL;
+	/* what the process was sent and it has not taken: the others' (its own are lost with it) */
+	pass_on(u, ~0ull);
 	fx_spin_unlock(&reg_lock);
 }
 
-/* Ends u's interruptible wait: an interposed call in flight, a sleep, sigsuspend. */
+/*
+ * Gets u, asleep, to take a signal: an interruptible wait (a sleep,
+ * sigsuspend) or a call in flight ends; any other wait (a mutex, a
+ * condition...) lets it run the handler and goes on (wait.c).
+ */
 static void poke(struct fx_uthread *u)
 {
-	if (!fx_end_wait(u, &u->intr_waiter))
+	if (!fx_end_wait(u, &u->intr_waiter) && !fx_waiter_signal(u))
 		fx_interrupt_call(u);
 }
 
@@ -83,8 +91,9 @@ static bool to_sigwaiter(int sig, const siginfo_t *info, const struct fx_uthread
 {
 	for (struct fx_waiter *w = sigwaiters.head; w; w = w->next) {
 		struct fx_uthread *u = w->u;
+		int st = atomic_load(&w->state);
 		if ((only && u != only) || !(u->sigwait_set & BIT(sig)) ||
-		    atomic_load(&w->state) != FX_W_WAITING)
+		    (st != FX_W_WAITING && st != FX_W_SIGNALLED))
 			continue;
 		u->sigwait_info = *info;
 		u->sigwait_info.si_signo = sig;
@@ -122,6 +131,25 @@ static bool default_acts(int sig)
 }
 
 /*
+ * Whether sig is ignored: SIG_IGN, or SIG_DFL with an action of "ignore"
+ * (SIGCHLD, SIGURG, SIGWINCH) or "continue" (SIGCONT, whose continuing the
+ * kernel did when it was sent). Delivered to a thread that accepts it, it
+ * does nothing: it must not end a sleep or a call either (nanosleep goes
+ * on across a stop and continue, and across a child's exit).
+ */
+static bool ignored(int sig)
+{
+	struct sigaction sa;
+
+	if (fx_real_sigaction(sig, NULL, &sa) || (sa.sa_flags & SA_SIGINFO))
+		return false;
+	if (sa.sa_handler == SIG_IGN)
+		return true;
+	return sa.sa_handler == SIG_DFL &&
+	       (sig == SIGCHLD || sig == SIGURG || sig == SIGWINCH || sig == SIGCONT);
+}
+
+/*
  * Such a signal, not blocked by some thread, ends (or stops) the whole
  * process at once, whatever its threads are doing; a uthread asleep in a
  * wait would only act on it when it runs again. So the signal thread lets
@@ -138,11 +166,66 @@ static void act_by_default(int sig)
 	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&one, 0, 8, 0, 0);
 }
 
-/* A process-directed signal the kernel gave the signal thread. */
-static void dispatch(int sig, const siginfo_t *info)
+/* With reg_lock held: the uthread that takes sig soonest (running, then runnable, then asleep), but not. */
+static struct fx_uthread *taker(int sig, const struct fx_uthread *not)
 {
 	struct fx_uthread *best = NULL;
 	int best_rank = 0;
+
+	for (struct fx_uthread *u = reg_head; u && best_rank < 3; u = u->reg_next) {
+		if (u == not || (u->sigmask & BIT(sig)))
+			continue;
+		int state = atomic_load(&u->state);
+		int rank = state == FX_U_RUNNING ? 3 : state == FX_U_RUNNABLE ? 2 : state == FX_U_EXITED ? 0 : 1;
+		if (rank > best_rank)
+			best = u, best_rank = rank;
+	}
+	return best;
+}
+
+/* With reg_lock held: a process-directed signal for u, which accepts it. */
+static void to_uthread_proc(struct fx_uthread *u, int sig)
+{
+	atomic_fetch_or(&u->sigpending_proc, BIT(sig));
+	to_uthread(u, sig);
+}
+
+/*
+ * With reg_lock held: the process-directed signals of set that u was
+ * given and has not taken (it blocks them now, or it exits) go to
+ * another uthread that accepts them, or stay pending for the process,
+ * as the kernel keeps them pending for the process, not the thread.
+ */
+static void pass_on(struct fx_uthread *u, uint64_t set)
+{
+	uint64_t mine = atomic_fetch_and(&u->sigpending_proc, ~set) & set;
+
+	if (!mine)
+		return;
+	mine &= atomic_fetch_and(&u->sigpending, ~mine); /* those still pending: raise_pending may take some */
+	while (mine) {
+		int sig = __builtin_ctzll(mine) + 1;
+		mine &= mine - 1;
+		struct fx_uthread *t = taker(sig, u);
+		if (t)
+			to_uthread_proc(t, sig);
+		else
+			atomic_fetch_or(&proc_pending, BIT(sig));
+	}
+}
+
+void fx_sig_mask_blocked(struct fx_uthread *u, uint64_t blocked)
+{
+	if (!(atomic_load(&u->sigpending_proc) & blocked))
+		return;
+	fx_spin_lock(&reg_lock);
+	pass_on(u, blocked);
+	fx_spin_unlock(&reg_lock);
+}
+
+/* A process-directed signal the kernel gave the signal thread. */
+static void dispatch(int sig, const siginfo_t *info)
+{
 	bool by_default = default_acts(sig);
 
 	fx_spin_lock(&reg_lock);
@@ -150,17 +233,11 @@ static void dispatch(int sig, const siginfo_t *info)
 		fx_spin_unlock(&reg_lock);
 		return;
 	}
-	/* the one that takes it soonest: running, then runnable, then asleep */
-	for (struct fx_uthread *u = reg_head; u && best_rank < 3; u = u->reg_next) {
-		if (u->sigmask & BIT(sig))
-			continue;
-		int state = atomic_load(&u->state);
-		int rank = state == FX_U_RUNNING ? 3 : state == FX_U_RUNNABLE ? 2 : state == FX_U_EXITED ? 0 : 1;
-		if (rank > best_rank)
-			best = u, best_rank = rank;
-	}
-	if (best && !by_default)
-		to_uthread(best, sig);
+	struct fx_uthread *best = taker(sig, NULL);
+	if (best && !by_default && ignored(sig))
+		; /* a thread accepts it, and it does nothing there: gone, as in the kernel */
+	else if (best && !by_default)
+		to_uthread_proc(best, sig);
 	else if (!best)
 		atomic_fetch_or(&proc_pending, BIT(sig));
 	fx_spin_unlock(&reg_lock);
@@ -182,6 +259,8 @@ void fx_sig_send(struct fx_uthread *u, int sig)
 	if (!((u->sigwait_set & BIT(sig)) && to_sigwaiter(sig, &info, u))) {
 		if (u->sigmask & BIT(sig))
 			atomic_fetch_or(&u->sigpending, BIT(sig)); /* until it unblocks or waits for it */
+		else if (ignored(sig))
+			; /* discarded, as the kernel does: it would end u's sleep for nothing */
 		else if (u == fx_uthread_self())
 			atomic_fetch_or(&u->sigpending, BIT(sig)); /* raised by the caller, once unlocked */
 		else
@@ -198,6 +277,7 @@ void fx_sig_mask_changed(struct fx_uthread *u)
 		return;
 	fx_spin_lock(&reg_lock);
 	take = atomic_fetch_and(&proc_pending, ~take) & take;
+	atomic_fetch_or(&u->sigpending_proc, take);
 	atomic_fetch_or(&u->sigpending, take);
 	fx_spin_unlock(&reg_lock);
 }

@@ -32,6 +32,9 @@ void fx_sig_mask_changed(struct fx_uthread *u);
 void fx_handler_enter(struct fx_carrier *c, uintptr_t frame, const stack_t *alt);
 void fx_handler_return(struct fx_carrier *c, int level);
 void fx_handler_longjmp(struct fx_carrier *c, uintptr_t sp, const uint64_t *mask);
+
+/* After u blocked signals: the process-directed ones it was given and has not taken go to others. */
+void fx_sig_mask_blocked(struct fx_uthread *u, uint64_t blocked);
 /* Signals pending for u: its own and the process's (the kernel's not included). */
 uint64_t fx_sig_pending(const struct fx_uthread *u);
 /*

@@ -169,6 +169,78 @@ uint64_t fx_timers_next(struct fx_carrier *c)
 }
 
 /*
+ * A uthread's sleep: until a waker or the deadline ends w. A signal for it
+ * (fx_waiter_signal) wakes it with w SIGNALLED and still on its wait list:
+ * it runs its handlers and sleeps again, so a handler runs on a thread
+ * blocked on a mutex, rwlock, barrier, condition or join, and the wait
+ * goes on as POSIX has it, without EINTR. A waker that ends w meanwhile
+ * makes it WOKEN without waking the thread (it is running); the deadline
+ * and a cancellation are looked at before it sleeps again.
+ */
+static void uthread_sleep(struct fx_waiter *w, uint64_t deadline)
+{
+	struct fx_uthread *u = w->u;
+
+	fx_spin_lock(&u->cancel_lock);
+	u->park_waiter = w;
+	fx_spin_unlock(&u->cancel_lock);
+	for (;;) {
+		/* seq_cst, then the pending signals: pairs with to_uthread's store, then state load */
+		atomic_store(&u->state, FX_U_BLOCKED);
+		int expect = FX_W_WAITING;
+		/* an interruptible wait (fx_sig_sleep) ends for a signal instead */
+		int to = u->intr_waiter == w ? FX_W_TIMEDOUT : FX_W_SIGNALLED;
+		if ((atomic_load(&u->sigpending) & ~u->sigmask) &&
+		    atomic_compare_exchange_strong(&w->state, &expect, to)) {
+			/* a signal came before the sleep: nobody wakes u for it */
+			atomic_store_explicit(&u->state, FX_U_RUNNING, memory_order_relaxed);
+		} else {
+			if (deadline != UINT64_MAX)
+				timer_add(fx_carrier_self(), w);
+			fx_block();
+			timer_remove(w);
+		}
+		if (atomic_load(&w->state) != FX_W_SIGNALLED)
+			break;
+		fx_raise_pending(); /* the handlers, on u (if finish_switch has not raised them) */
+		expect = FX_W_SIGNALLED;
+		if ((deadline != UINT64_MAX && fx_now_ns() >= deadline) ||
+		    (u->cancel_waiter == w && fx_cancel_pending(u))) {
+			if (atomic_compare_exchange_strong(&w->state, &expect, FX_W_TIMEDOUT))
+				break;
+		} else if (atomic_compare_exchange_strong(&w->state, &expect, FX_W_WAITING)) {
+			/* waits again; a cancellation that found it SIGNALLED is seen here */
+			expect = FX_W_WAITING;
+			if (u->cancel_waiter == w && fx_cancel_pending(u) &&
+			    atomic_compare_exchange_strong(&w->state, &expect, FX_W_TIMEDOUT))
+				break;
+			continue; /* also when a waker won: its wake is taken by fx_block */
+		}
+		break; /* a waker ended it while the handler ran: WOKEN, u was not woken */
+	}
+	fx_spin_lock(&u->cancel_lock);
+	u->park_waiter = NULL;
+	fx_spin_unlock(&u->cancel_lock);
+}
+
+bool fx_waiter_signal(struct fx_uthread *u)
+{
+	bool won = false;
+
+	/* under the lock: the sleeper clears park_waiter under it before w goes away */
+	fx_spin_lock(&u->cancel_lock);
+	struct fx_waiter *w = u->park_waiter;
+	if (w) {
+		int expect = FX_W_WAITING;
+		won = atomic_compare_exchange_strong(&w->state, &expect, FX_W_SIGNALLED);
+	}
+	fx_spin_unlock(&u->cancel_lock);
+	if (won)
+		fx_wake(u);
+	return won;
+}
+
+/*
  * Sleeps until a waker ends w, or until deadline (CLOCK_MONOTONIC ns,
  * UINT64_MAX for none). The caller has put w where its waker finds it and
  * let go of that list's lock. Returns 0 when woken, -ETIMEDOUT when the
@@ -179,11 +251,7 @@ int fx_waiter_sleep(struct fx_waiter *w, uint64_t deadline)
 {
 	w->deadline = deadline;
 	if (w->u) {
-		atomic_store_explicit(&w->u->state, FX_U_BLOCKED, memory_order_relaxed);
-		if (deadline != UINT64_MAX)
-			timer_add(fx_carrier_self(), w);
-		fx_block();
-		timer_remove(w);
+		uthread_sleep(w, deadline);
 	} else {
 		/* the futex word, not the state: a waker is done with w only once it set it */
 		while (!atomic_load(&w->futex)) {
@@ -219,8 +287,15 @@ bool fx_waiter_wake(struct fx_waiter *w)
 
 	if (w->fork_gen != fx_gen())
 		return false;
-	if (!atomic_compare_exchange_strong(&w->state, &expect, FX_W_WOKEN))
-		return false;
+	while (!atomic_compare_exchange_strong(&w->state, &expect, FX_W_WOKEN)) {
+		if (expect != FX_W_SIGNALLED)
+			return false;
+		/* its thread runs a handler and looks at the state before it sleeps again */
+		if (atomic_compare_exchange_strong(&w->state, &expect, FX_W_WOKEN))
+			return true;
+		if (expect != FX_W_WAITING)
+			return false;
+	}
 	if (u) {
 		fx_wake(u);
 	} else {

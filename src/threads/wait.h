@@ -7,7 +7,12 @@
 
 #include "threads/rt.h"
 
-enum { FX_W_WAITING = 0, FX_W_WOKEN = 1, FX_W_TIMEDOUT = 2 };
+/*
+ * SIGNALLED: a uthread's wait that a signal interrupted; it runs its
+ * handler and waits on (WAITING again), unless a waker ended it meanwhile
+ * (WOKEN, without waking it: it is running).
+ */
+enum { FX_W_WAITING = 0, FX_W_WOKEN = 1, FX_W_TIMEDOUT = 2, FX_W_SIGNALLED = 3 };
 
 struct fx_waiter {
 	struct fx_waiter *next;    /* on the wait list of what it waits for */
@@ -134,5 +139,7 @@ void fx_timers_fire(struct fx_carrier *c);
 uint64_t fx_timers_next(struct fx_carrier *c);
 int fx_deadline(clockid_t clock, const struct timespec *abs, uint64_t *deadline);
 void fx_sleep_until(uint64_t deadline);
+/* A signal for u, which sleeps in w (its park_waiter): true when u now wakes to run its handler. */
+bool fx_waiter_signal(struct fx_uthread *u);
 
 #endif
