@@ -53,7 +53,9 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -89,6 +91,7 @@ struct fx_uring {
 	uint64_t wake_buf;
 	union fx_uring_scratch *scratch; /* one per entry */
 	uint8_t *nb;           /* per entry: NB_* (a read that may wait on a cached "blocking") */
+	uint64_t *written;     /* per entry: bytes a write continued after a short one moved so far */
 	uint16_t *to_check;    /* entries NB_CHECK, added since the last harvest */
 	unsigned nto_check;
 };
@@ -137,12 +140,14 @@ int fx_uring_create(struct flexsc_queue *q)
 		r->scratch = calloc(q->nentries, sizeof(*r->scratch));
 		r->nb = calloc(q->nentries, sizeof(*r->nb));
 		r->to_check = calloc(q->nentries, sizeof(*r->to_check));
+		r->written = calloc(q->nentries, sizeof(*r->written));
 	}
-	if (!r || !r->scratch || !r->nb || !r->to_check) {
+	if (!r || !r->scratch || !r->nb || !r->to_check || !r->written) {
 		if (r) {
 			free(r->scratch);
 			free(r->nb);
 			free(r->to_check);
+			free(r->written);
 		}
 		free(r);
 		return -ENOMEM;
@@ -172,6 +177,7 @@ int fx_uring_create(struct flexsc_queue *q)
 		free(r->scratch);
 		free(r->nb);
 		free(r->to_check);
+		free(r->written);
 		free(r);
 		return err;
 	}
@@ -207,6 +213,7 @@ void fx_uring_destroy(struct flexsc_queue *q)
 	free(q->ring->scratch);
 	free(q->ring->nb);
 	free(q->ring->to_check);
+	free(q->ring->written);
 	free(q->ring);
 	q->ring = NULL;
 }
@@ -832,6 +839,84 @@ static int poll_part_done(struct flexsc_queue *q, unsigned idx, bool *rearmed)
 	return 1;
 }
 
+/*
+ * Short writes. A blocking write, writev, send or sendmsg to a pipe or a
+ * stream socket moves everything before it returns, unless an error or a
+ * signal stops it (then it returns what it moved); io_uring returns what
+ * one attempt moved. So a short result goes in again for the rest, as a
+ * plain write (send, with the call's flags) of what is left of the data,
+ * one buffer of the vector at a time, and the entry completes with the
+ * sum; an error after some bytes completes it with those bytes, as the
+ * kernel counts. On an O_NONBLOCK descriptor the next attempt says EAGAIN
+ * at once. Chained entries are left as they are (a chain's ops are linked
+ * SQEs). Returns whether the entry went in again.
+ */
+static bool write_rest(struct flexsc_queue *q, unsigned idx, int64_t *res)
+{
+	struct fx_uring *r = q->ring;
+	const struct flexsc_entry *e = &q->entries[idx];
+	const struct iovec *iov = NULL;
+	uint64_t len = 0, cnt = 1, *written = &r->written[idx];
+	int flags = 0;
+	bool send = false;
+
+	switch (e->sysnum) {
+	case SYS_write: case SYS_sendto: case SYS_writev: case SYS_sendmsg:
+		break;
+	default:
+		return false;
+	}
+	if (q->slots[idx].chained)
+		return false;
+	uint64_t total = *written + (uint64_t)(*res > 0 ? *res : 0);
+	if (*res <= 0) {
+		if (*written)
+			*res = (int64_t)*written; /* an error after some bytes: the bytes */
+		goto done;
+	}
+	/* the kernel read the arguments and moved bytes: they are valid memory */
+	switch (e->sysnum) {
+	case SYS_write: len = e->args[2]; break;
+	case SYS_sendto: len = e->args[2], flags = (int)e->args[3], send = true; break;
+	case SYS_writev: iov = (const struct iovec *)(uintptr_t)e->args[1], cnt = e->args[2]; break;
+	default: {
+		const struct msghdr *m = (const struct msghdr *)(uintptr_t)e->args[1];
+		iov = m->msg_iov, cnt = m->msg_iovlen, flags = (int)e->args[2], send = true;
+	}
+	}
+	if (flags & MSG_DONTWAIT)
+		goto done;
+	/* the rest: the unwritten part of the first buffer not written in full */
+	const void *base = (const void *)(uintptr_t)e->args[1];
+	uint64_t at = total;
+	if (iov) {
+		uint64_t i = 0;
+		while (i < cnt && at >= iov[i].iov_len)
+			at -= iov[i++].iov_len;
+		if (i == cnt)
+			goto all;
+		base = iov[i].iov_base, len = iov[i].iov_len;
+	} else if (at >= len) {
+		goto all;
+	}
+	struct io_uring_sqe *sqe = get_sqe(q);
+	if (!sqe)
+		goto all;
+	if (send)
+		io_uring_prep_send(sqe, (int)e->args[0], (const char *)base + at, (size_t)(len - at), flags);
+	else
+		io_uring_prep_write(sqe, (int)e->args[0], (const char *)base + at, (unsigned)(len - at), -1);
+	set_creds(r, sqe);
+	io_uring_sqe_set_data64(sqe, idx + 1);
+	*written = total;
+	return true;
+all:
+	*res = (int64_t)total;
+done:
+	*written = 0;
+	return false;
+}
+
 int fx_uring_harvest(struct flexsc_queue *q)
 {
 	struct fx_uring *r = q->ring;
@@ -864,6 +949,11 @@ int fx_uring_harvest(struct flexsc_queue *q)
 			/* cancelled because its descriptor is O_NONBLOCK (check_waiting) */
 			if (fx_unlikely(r->nb[ud - 1] == NB_CANCELLED) && (res == -ECANCELED || res == -EINTR))
 				res = -EAGAIN;
+			if (fx_unlikely(res != (int64_t)e->args[2] || r->written[ud - 1]) &&
+			    write_rest(q, (unsigned)(ud - 1), &res)) {
+				rearmed = true; /* submitted below */
+				continue;
+			}
 			r->nb[ud - 1] = NB_NONE;
 			fx_queue_complete(q, (unsigned)(ud - 1), res);
 			n++;
