@@ -6,7 +6,7 @@
 set -u
 build=${1:?usage: tests/run.sh BUILD [PATTERN]}
 pattern=${2:-*}
-timeout_s=${FLEXSC_TEST_TIMEOUT:-600}
+timeout_s=${FLEXSC_TEST_TIMEOUT:-1200}
 pass=0 fail=0 skip=0 failed=()
 log=$build/test-logs
 mkdir -p "$log"

@@ -560,7 +560,9 @@ int fx_pool_attach(struct fx_pool *pool, struct flexsc_queue *q)
 		atomic_store(&tq->cq_head, 0);
 		atomic_store(&tq->cq_tail, 0);
 		atomic_store(&tq->wake.sleep, FX_SLEEP_NONE);
+		id_lock(tq);
 		tq->id_seq = 0; /* a new owner: nothing runs before its first flush records it */
+		id_unlock(tq);
 		for (unsigned s = 0; s < FX_POOL_SLOTS; s++) {
 			if (!atomic_load(&pool->slots[s])) {
 				/* release: the rings' reset above is visible to a thread that finds tq */

@@ -39,7 +39,7 @@
 # working on one program: FLEXSC_THREADS_ONLY (a glob of program names),
 # FLEXSC_THREADS_CONFIGS (names, space-separated), FLEXSC_THREADS_TIMEOUT
 # (seconds per run, default 120). The whole script stays within
-# FLEXSC_TEST_TIMEOUT (tests/run.sh's limit, default 600 s): once that is
+# FLEXSC_TEST_TIMEOUT (tests/run.sh's limit, default 1200 s): once that is
 # nearly used up, the remaining runs are reported as not run, and fail.
 # Logs of every run: $FLEXSC_BUILD/threads/logs/PROGRAM.CONFIG.{out,err,ran}.
 # Exit 0 pass, 1 fail, 77 skip.
@@ -56,7 +56,7 @@ cc=${CC:-cc}
 command -v "$cc" >/dev/null || { echo "skip: no C compiler ($cc)"; exit 77; }
 cflags=(-O2 -g -pthread)
 per_run=${FLEXSC_THREADS_TIMEOUT:-120}
-deadline=$(($(date +%s) + ${FLEXSC_TEST_TIMEOUT:-600} - 60)) # 60 s: a timed-out run's backtrace, and the summary
+deadline=$(($(date +%s) + ${FLEXSC_TEST_TIMEOUT:-1200} - 60)) # 60 s: a timed-out run's backtrace, and the summary
 export FLEXSC_SPECIALIZE_MS=2
 out=$build/threads
 logs=$out/logs

@@ -7,11 +7,16 @@
 #ifndef FLEXSC_THREADS_CHECK_H
 #define FLEXSC_THREADS_CHECK_H
 
+#include <errno.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 static int failed;
 
@@ -42,6 +47,51 @@ __attribute__((unused)) static void sleep_ms(int ms)
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 
 	nanosleep(&ts, NULL);
+}
+
+/* CLOCK_MONOTONIC in milliseconds. */
+__attribute__((unused)) static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The system call instruction itself, three arguments: no library sees or interposes it. */
+__attribute__((unused)) static long raw3(long nr, long a, long b, long c)
+{
+	long ret;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(nr), "D"(a), "S"(b), "d"(c)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
+/* waitpid for at most ms: the child's status, or -1 (then it is killed and reaped). */
+__attribute__((unused)) static int wait_bounded(pid_t pid, unsigned ms)
+{
+	uint64_t t0 = now_ms();
+	int status;
+
+	for (;;) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+		if (r == pid)
+			return status;
+		if (r < 0 && errno != EINTR) {
+			perror("waitpid");
+			return -1;
+		}
+		if (now_ms() - t0 > ms) {
+			fprintf(stderr, "child %d did not end in %u ms\n", (int)pid, ms);
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			return -1;
+		}
+		usleep(500);
+	}
 }
 
 #endif

@@ -125,37 +125,7 @@ static void child(int round)
 	_exit(round % 100 + 10);
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* The child's wait status, or -1 when it did not end in time (it is killed). */
-static int wait_bounded(pid_t pid)
-{
-	uint64_t t0 = now_ms();
-	int status;
-
-	for (;;) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-		if (r == pid)
-			return status;
-		if (r < 0 && errno != EINTR) {
-			perror("waitpid");
-			return -1;
-		}
-		if (now_ms() - t0 > CHILD_WAIT_MS) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			return -1;
-		}
-		usleep(500);
-	}
-}
-
 int main(void)
 {
 	pthread_t w[WORKERS];
@@ -175,7 +145,7 @@ int main(void)
 		}
 		if (pid == 0)
 			child(round);
-		int status = wait_bounded(pid);
+		int status = wait_bounded(pid, CHILD_WAIT_MS);
 		if (status == -1) {
 			if (!hung++)
 				fprintf(stderr, "round %d: the child did not end in %d ms\n", round, CHILD_WAIT_MS);

@@ -23,17 +23,6 @@
 
 static int p1[2], p2[2];
 
-static long raw3(long nr, long a, long b, long c)
-{
-	long ret;
-
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "a"(nr), "D"(a), "S"(b), "d"(c)
-			 : "rcx", "r11", "memory");
-	return ret;
-}
-
 static void *raw_reader(void *arg)
 {
 	char b = 0;

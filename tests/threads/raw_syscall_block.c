@@ -27,17 +27,6 @@
 
 static int ping[2], pong[2];
 
-static long raw3(long nr, long a, long b, long c)
-{
-	long ret;
-
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "a"(nr), "D"(a), "S"(b), "d"(c)
-			 : "rcx", "r11", "memory");
-	return ret;
-}
-
 static void *reader(void *arg)
 {
 	long *got = arg;

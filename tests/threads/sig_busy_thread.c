@@ -81,15 +81,6 @@ static void *busy(void *arg)
  * The child's calls by its own syscall instruction: what is measured is
  * the receiving process; the sender makes no call a runtime could post.
  */
-static long raw3(long nr, long a, long b, long c)
-{
-	long ret;
-
-	__asm__ volatile("syscall" : "=a"(ret) : "0"(nr), "D"(a), "S"(b), "d"(c)
-			 : "rcx", "r11", "memory");
-	return ret;
-}
-
 static void sender(pid_t parent)
 {
 	double t0 = now_s();

@@ -44,14 +44,6 @@
 
 extern char **environ;
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* A system call of the child's own, whatever libc's wrappers think it is. */
 static long raw_syscall(long nr, long a, long b, long c, long d)
 {
@@ -80,29 +72,6 @@ static void child_watchdog(void)
 }
 
 /* The child's wait status, or -1 when it did not end in 10 s (then it is killed). */
-static int wait_bounded(pid_t pid)
-{
-	uint64_t t0 = now_ms();
-	int status;
-
-	for (;;) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-		if (r == pid)
-			return status;
-		if (r < 0 && errno != EINTR) {
-			perror("waitpid");
-			return -1;
-		}
-		if (now_ms() - t0 > 10000) {
-			fprintf(stderr, "child %d did not end in 10 s\n", (int)pid);
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			return -1;
-		}
-		usleep(1000);
-	}
-}
-
 /* Reads fd to its end (or 10 s), NUL-terminated. */
 static size_t read_all(int fd, char *buf, size_t len)
 {
@@ -164,7 +133,7 @@ static void test_exec_echo(void)
 	ssize_t n = read(err[0], &e, sizeof(e)); /* EOF: the exec closed it */
 	close(out[0]);
 	close(err[0]);
-	int status = pid > 0 ? wait_bounded(pid) : -1;
+	int status = pid > 0 ? wait_bounded(pid, 10000) : -1;
 	int ok = pid > 0 && n == 0 && status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
 		 !strcmp(buf, "hello from vfork\n");
 	if (!ok)
@@ -191,7 +160,7 @@ static void test_exec_fails(void)
 	if (poll(&p, 1, 10000) == 1)
 		n = read(err[0], &e, sizeof(e));
 	close(err[0]);
-	int status = pid > 0 ? wait_bounded(pid) : -1;
+	int status = pid > 0 ? wait_bounded(pid, 10000) : -1;
 	int ok = pid > 0 && n == sizeof(e) && e == ENOENT && status != -1 && WIFEXITED(status) &&
 		 WEXITSTATUS(status) == 127;
 	if (!ok)
@@ -226,7 +195,7 @@ static void test_dup2_cat(void)
 	close(in[1]);
 	read_all(out[0], buf, sizeof(buf));
 	close(out[0]);
-	int status = pid > 0 ? wait_bounded(pid) : -1;
+	int status = pid > 0 ? wait_bounded(pid, 10000) : -1;
 	int ok = pid > 0 && w == (ssize_t)strlen(msg) && status != -1 && WIFEXITED(status) &&
 		 WEXITSTATUS(status) == 0 && !strcmp(buf, msg);
 	if (!ok)
@@ -266,7 +235,7 @@ static void test_threads_run(void)
 			_exit(1);
 		_exit(0);
 	}
-	int status = pid > 0 ? wait_bounded(pid) : -1;
+	int status = pid > 0 ? wait_bounded(pid, 10000) : -1;
 	pthread_join(t, NULL);
 	close(feed[0]);
 	close(feed[1]);
@@ -314,7 +283,7 @@ static void test_clone_vfork(void)
 	ssize_t n = read(err[0], &e, sizeof(e));
 	close(out[0]);
 	close(err[0]);
-	int status = pid > 0 ? wait_bounded(pid) : -1;
+	int status = pid > 0 ? wait_bounded(pid, 10000) : -1;
 	free(stack);
 	int ok = pid > 0 && n == 0 && status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
 		 !strcmp(buf, "hello from clone\n");
@@ -347,7 +316,7 @@ static void test_clone_fork(void)
 	close(out[1]);
 	read_all(out[0], buf, sizeof(buf));
 	close(out[0]);
-	int status = pid > 0 ? wait_bounded(pid) : -1;
+	int status = pid > 0 ? wait_bounded(pid, 10000) : -1;
 	free(stack);
 	int ok = pid > 0 && status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 42 &&
 		 !strcmp(buf, "from a clone without CLONE_VM");
