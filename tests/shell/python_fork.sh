@@ -97,17 +97,17 @@ result() { # OK WHAT LOG
 
 # -W ignore: Python 3.12+ warns that forking a threaded process may deadlock
 log=$out/plain.log
-timeout -k 5 60 "$py" -W ignore "$prog" >"$log" 2>&1
+timeout -k 5 300 "$py" -W ignore "$prog" >"$log" 2>&1
 rc=$?
 result $((rc == 0)) "python3 os.fork x100 with 3 threads contending, plainly: exit $rc" "$log"
 declare -A cfgs=([default]="" [cores0]="--cores 0" [threads]="--engine threads" [sync]="--engine sync")
 for cfg in default cores0 threads sync; do
 	log=$out/$cfg.log
 	# shellcheck disable=SC2086
-	timeout -k 5 60 "$run" ${cfgs[$cfg]} -- "$py" -W ignore "$prog" >"$log" 2>&1
+	timeout -k 5 300 "$run" ${cfgs[$cfg]} -- "$py" -W ignore "$prog" >"$log" 2>&1
 	rc=$?
 	why="exit $rc"
-	[ $rc = 124 ] && why="timed out after 60s"
+	[ $rc = 124 ] && why="timed out after 300s"
 	result $((rc == 0)) "python3 os.fork x100 with 3 threads contending, flexsc-run ${cfgs[$cfg]:-(default)}: $why" "$log"
 done
 
