@@ -22,7 +22,9 @@
  * for; one whose deadline won is skipped and gets nothing. The value is
  * only above 0 while nobody waits.
  *
- * sem_wait, sem_timedwait and sem_clockwait are cancellation points.
+ * sem_wait, sem_timedwait and sem_clockwait are cancellation points, and
+ * a signal handler ends their wait as it ends glibc's futex wait: EINTR,
+ * but sem_wait goes on after a handler with SA_RESTART.
  * Errors are -1 and errno, as the semaphore interface has it.
  */
 #define _GNU_SOURCE
@@ -33,6 +35,8 @@
 
 #include "preload/real.h"
 #include "preload/cancel.h"
+#include "threads/rt.h"
+#include "threads/signals.h"
 #include "threads/wait.h"
 
 struct fx_sem {
@@ -124,15 +128,31 @@ static int wait_slow(struct fx_sem *x, uint64_t deadline)
 		}
 		fx_wlist_push(&x->waiters, &w);
 		fx_wl_unlock(&x->wl);
-		if (fx_waiter_sleep_cp(&w, deadline) == 0)
+		/* a uthread's wait a signal ends, as the kernel's futex wait is (w.u: a uthread outside handlers) */
+		struct fx_uthread *u = w.u;
+		int r;
+		if (u) {
+			u->handled = 0;
+			r = fx_sig_sleep(&w, deadline, true); /* runs the handlers */
+		} else {
+			r = fx_waiter_sleep_cp(&w, deadline);
+		}
+		if (r == 0)
 			return 0; /* handed a unit by sem_post */
-		/* the deadline, or pthread_cancel */
+		/* the deadline, a signal, or pthread_cancel */
 		wl_lock(x);
 		fx_wlist_remove(&x->waiters, &w);
 		if (!x->waiters.head)
 			atomic_fetch_and(&x->value, ~SEM_QUEUED);
 		fx_wl_unlock(&x->wl);
 		fx_testcancel();
+		/*
+		 * After a handler, glibc's futex wait is EINTR, but an untimed one
+		 * is restarted after a handler with SA_RESTART (the kernel's
+		 * -ERESTARTSYS; a timed one's -ERESTART_RESTARTBLOCK is EINTR)
+		 */
+		if (u && u->handled && (u->handled == 2 || deadline != UINT64_MAX))
+			return EINTR;
 		if (deadline != UINT64_MAX && fx_now_ns() >= deadline)
 			return ETIMEDOUT;
 	}
