@@ -11,7 +11,8 @@
  *      order sent (values 1, 2, 3), and then no fourth.
  * Every wait is bounded. Deterministic output; exit 0 when every check held.
  *
- * Not run under flexsc-run (docs/threads.md, "Known limits"): a signal
+ * Not run under flexsc-run (docs/threads.md, "Compatibility with NPTL"
+ * and "Known limits"): a signal
  * that waits in the runtime, pending on a uthread or on the process (the
  * kernel sees only carriers, and the signal thread takes process-directed
  * signals from the kernel), is kept as a bit in a mask, so its siginfo is
@@ -20,7 +21,7 @@
  * already in sigwaitinfo when the signal comes gets the siginfo (signals.c
  * passes it on).
  */
-// flexsc-test: skip-config default (pending signals keep no siginfo and do not queue: docs/threads.md, Known limits)
+// flexsc-test: skip-config default (pending signals keep no siginfo and do not queue: docs/threads.md, Compatibility with NPTL)
 // flexsc-test: skip-config cores0 (pending signals keep no siginfo and do not queue)
 // flexsc-test: skip-config threads (pending signals keep no siginfo and do not queue)
 // flexsc-test: skip-config sync (pending signals keep no siginfo and do not queue)
