@@ -60,7 +60,7 @@ __attribute__((unused)) static void result_err(const char *what, int got, int wa
 }
 
 /* A timespec `ms` milliseconds from now on `clock`. */
-__attribute__((unused)) static struct timespec in_ms(clockid_t clock, long ms)
+__attribute__((unused)) static struct timespec ts_in_ms(clockid_t clock, long ms)
 {
 	struct timespec ts;
 

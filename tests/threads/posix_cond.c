@@ -69,7 +69,7 @@ static void timeouts(void)
 
 	pthread_mutex_lock(&mu);
 	pthread_cond_signal(&cv);
-	ts = in_ms(CLOCK_REALTIME, 50);
+	ts = ts_in_ms(CLOCK_REALTIME, 50);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = pthread_cond_timedwait(&cv, &mu, &ts);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -82,26 +82,26 @@ static void timeouts(void)
 	pthread_cond_init(&mono, &a);
 	pthread_condattr_destroy(&a);
 	pthread_mutex_lock(&mu);
-	ts = in_ms(CLOCK_MONOTONIC, 50);
+	ts = ts_in_ms(CLOCK_MONOTONIC, 50);
 	err = pthread_cond_timedwait(&mono, &mu, &ts);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	result_err("monotonic condition: timedwait ETIMEDOUT", err, ETIMEDOUT);
 	result("monotonic timedwait ended at or after its deadline",
 	       t1.tv_sec > ts.tv_sec || (t1.tv_sec == ts.tv_sec && t1.tv_nsec >= ts.tv_nsec));
 
-	ts = in_ms(CLOCK_MONOTONIC, 30);
+	ts = ts_in_ms(CLOCK_MONOTONIC, 30);
 	err = pthread_cond_clockwait(&cv, &mu, CLOCK_MONOTONIC, &ts);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	result_err("clockwait(CLOCK_MONOTONIC) ETIMEDOUT", err, ETIMEDOUT);
 	result("clockwait(CLOCK_MONOTONIC) ended at or after its deadline",
 	       t1.tv_sec > ts.tv_sec || (t1.tv_sec == ts.tv_sec && t1.tv_nsec >= ts.tv_nsec));
-	ts = in_ms(CLOCK_REALTIME, 30);
+	ts = ts_in_ms(CLOCK_REALTIME, 30);
 	result_err("clockwait(CLOCK_REALTIME) on a monotonic condition ETIMEDOUT",
 		   pthread_cond_clockwait(&mono, &mu, CLOCK_REALTIME, &ts), ETIMEDOUT);
-	ts = in_ms(CLOCK_MONOTONIC, 30);
+	ts = ts_in_ms(CLOCK_MONOTONIC, 30);
 	result_err("clockwait(CLOCK_PROCESS_CPUTIME_ID) is EINVAL",
 		   pthread_cond_clockwait(&cv, &mu, CLOCK_PROCESS_CPUTIME_ID, &ts), EINVAL);
-	ts = in_ms(CLOCK_REALTIME, -1000);
+	ts = ts_in_ms(CLOCK_REALTIME, -1000);
 	result_err("a deadline in the past: ETIMEDOUT", pthread_cond_timedwait(&cv, &mu, &ts), ETIMEDOUT);
 	result_err("the mutex is still held (unlock by the owner)", pthread_mutex_unlock(&mu), 0);
 	pthread_cond_destroy(&mono);
@@ -202,7 +202,7 @@ static pthread_cond_t mono2;
 
 static void *mono_waiter(void *arg)
 {
-	struct timespec ts = in_ms(CLOCK_MONOTONIC, 30000);
+	struct timespec ts = ts_in_ms(CLOCK_MONOTONIC, 30000);
 	int err = 0;
 
 	(void)arg;
@@ -240,7 +240,7 @@ static void signal_monotonic(void)
 	result_err("destroy of an idle condition", pthread_cond_destroy(&mono2), 0);
 	result_err("init again after destroy", pthread_cond_init(&mono2, NULL), 0);
 	pthread_mutex_lock(&mu);
-	struct timespec ts = in_ms(CLOCK_REALTIME, 10);
+	struct timespec ts = ts_in_ms(CLOCK_REALTIME, 10);
 
 	result_err("and it works (ETIMEDOUT)", pthread_cond_timedwait(&mono2, &mu, &ts), ETIMEDOUT);
 	pthread_mutex_unlock(&mu);
@@ -249,7 +249,7 @@ static void signal_monotonic(void)
 
 static void not_owner(void)
 {
-	struct timespec ts = in_ms(CLOCK_REALTIME, 10);
+	struct timespec ts = ts_in_ms(CLOCK_REALTIME, 10);
 
 	result_err("wait with an error-checking mutex not held is EPERM", pthread_cond_timedwait(&cv, &mu, &ts), EPERM);
 }

@@ -49,11 +49,11 @@ static void joins(void)
 
 	t = spawn(park, (void *)6L);
 	result_err("pthread_tryjoin_np of a running thread: EBUSY", pthread_tryjoin_np(t, &r), EBUSY);
-	struct timespec ts = in_ms(CLOCK_REALTIME, 30);
+	struct timespec ts = ts_in_ms(CLOCK_REALTIME, 30);
 
 	result_err("pthread_timedjoin_np with a near deadline: ETIMEDOUT", pthread_timedjoin_np(t, &r, &ts), ETIMEDOUT);
 	sem_post(&release);
-	ts = in_ms(CLOCK_REALTIME, 20000);
+	ts = ts_in_ms(CLOCK_REALTIME, 20000);
 	result_err("pthread_timedjoin_np once it ends", pthread_timedjoin_np(t, &r, &ts), 0);
 	result("... with its result", r == (void *)6L);
 	result("pthread_create's value equals the thread's pthread_self", pthread_equal(t, self_seen));

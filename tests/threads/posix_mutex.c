@@ -124,14 +124,14 @@ static void normal(void)
 	pthread_mutex_lock(&m);
 	result_err("normal: trylock by another thread while held is EBUSY", other_trylock(&m), EBUSY);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	ts = in_ms(CLOCK_REALTIME, 50);
+	ts = ts_in_ms(CLOCK_REALTIME, 50);
 	result_err("normal: the owner's timedlock times out (ETIMEDOUT)", pthread_mutex_timedlock(&m, &ts), ETIMEDOUT);
-	ts = in_ms(CLOCK_MONOTONIC, 50);
+	ts = ts_in_ms(CLOCK_MONOTONIC, 50);
 	result_err("normal: the owner's clocklock (MONOTONIC) times out",
 		   pthread_mutex_clocklock(&m, CLOCK_MONOTONIC, &ts), ETIMEDOUT);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	result("normal: the two timeouts took at least 100 ms", ms_between(t0, t1) >= 99);
-	ts = in_ms(CLOCK_MONOTONIC, 50);
+	ts = ts_in_ms(CLOCK_MONOTONIC, 50);
 	result_err("normal: clocklock on CLOCK_PROCESS_CPUTIME_ID is EINVAL",
 		   pthread_mutex_clocklock(&m, CLOCK_PROCESS_CPUTIME_ID, &ts), EINVAL);
 	result_err("normal: unlock by the owner", pthread_mutex_unlock(&m), 0);
@@ -148,7 +148,7 @@ static void errorcheck(void)
 	result_err("errorcheck: unlock while unlocked is EPERM", pthread_mutex_unlock(&m), EPERM);
 	pthread_mutex_lock(&m);
 	result_err("errorcheck: relock by the owner is EDEADLK", pthread_mutex_lock(&m), EDEADLK);
-	ts = in_ms(CLOCK_REALTIME, 50);
+	ts = ts_in_ms(CLOCK_REALTIME, 50);
 	result_err("errorcheck: timedlock by the owner is EDEADLK", pthread_mutex_timedlock(&m, &ts), EDEADLK);
 	result_err("errorcheck: trylock by the owner is EBUSY", pthread_mutex_trylock(&m), EBUSY);
 	result_err("errorcheck: trylock by another thread is EBUSY", other_trylock(&m), EBUSY);
@@ -161,7 +161,7 @@ static void errorcheck(void)
 static void recursive(void)
 {
 	pthread_mutex_t m;
-	struct timespec ts = in_ms(CLOCK_REALTIME, 1000);
+	struct timespec ts = ts_in_ms(CLOCK_REALTIME, 1000);
 	int ok = 1;
 
 	make(&m, PTHREAD_MUTEX_RECURSIVE, 0);
@@ -217,7 +217,7 @@ static void *locker(void *arg)
 
 	sem_post(&started);
 	if (timed) {
-		struct timespec ts = in_ms(CLOCK_REALTIME, 30000);
+		struct timespec ts = ts_in_ms(CLOCK_REALTIME, 30000);
 
 		err = pthread_mutex_timedlock(&handoff, &ts);
 	} else {
@@ -282,7 +282,7 @@ static void robust_mutexes(void)
 	result_err("robust: unlock without consistent", pthread_mutex_unlock(&robust), 0);
 	result_err("robust: then lock is ENOTRECOVERABLE", pthread_mutex_lock(&robust), ENOTRECOVERABLE);
 	result_err("robust: trylock is ENOTRECOVERABLE", pthread_mutex_trylock(&robust), ENOTRECOVERABLE);
-	ts = in_ms(CLOCK_REALTIME, 50);
+	ts = ts_in_ms(CLOCK_REALTIME, 50);
 	/* glibc 2.36 gives ETIMEDOUT here after the lock and trylock above (its
 	 * lock word says "waiters"); POSIX says ENOTRECOVERABLE: either, never 0 */
 	int err = pthread_mutex_timedlock(&robust, &ts);

@@ -106,7 +106,7 @@ static void named(void)
 	}
 	sleep_ms(20);
 	sem_post(a);
-	struct timespec ts = in_ms(CLOCK_REALTIME, 20000);
+	struct timespec ts = ts_in_ms(CLOCK_REALTIME, 20000);
 	int ok = 1, status = -1;
 
 	for (int i = 0; i < 2; i++)
@@ -148,7 +148,7 @@ static void *waiter(void *arg)
 
 	waiting = 1;
 	if (timed) {
-		struct timespec ts = in_ms(CLOCK_REALTIME, 30000);
+		struct timespec ts = ts_in_ms(CLOCK_REALTIME, 30000);
 
 		r = sem_timedwait(&s, &ts);
 	} else {
@@ -222,7 +222,7 @@ static void unnamed(void)
 	sem_post(&s);
 	sem_post(&s);
 	result("two posts with no waiter: value 2", value(&s) == 2);
-	ts = in_ms(CLOCK_REALTIME, -1000);
+	ts = ts_in_ms(CLOCK_REALTIME, -1000);
 	result_err("sem_timedwait with a past deadline takes a unit that is there",
 		   sem_timedwait(&s, &ts) == 0 ? 0 : errno, 0);
 	sem_wait(&s);

@@ -91,10 +91,10 @@ static void clock_nanosleep_errors(void)
 	result_err("clock_nanosleep, tv_nsec 1e9: returns EINVAL", clock_nanosleep(CLOCK_MONOTONIC, 0, &bad, NULL), EINVAL);
 	result_err("clock_nanosleep(CLOCK_THREAD_CPUTIME_ID): returns EINVAL",
 		   clock_nanosleep(CLOCK_THREAD_CPUTIME_ID, 0, &ts, NULL), EINVAL);
-	ts = in_ms(CLOCK_REALTIME, -2000);
+	ts = ts_in_ms(CLOCK_REALTIME, -2000);
 	result_err("clock_nanosleep(REALTIME, TIMER_ABSTIME, past): 0",
 		   clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, NULL), 0);
-	ts = in_ms(CLOCK_MONOTONIC, -2000);
+	ts = ts_in_ms(CLOCK_MONOTONIC, -2000);
 	result_err("clock_nanosleep(MONOTONIC, TIMER_ABSTIME, past): 0",
 		   clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL), 0);
 	result("sleep(0) returns 0", sleep(0) == 0);
@@ -132,7 +132,7 @@ static void *sleeper(void *arg)
 		s->ret = clock_nanosleep(CLOCK_MONOTONIC, 0, &req, &s->rem);
 		break;
 	case CLOCK_ABS:
-		req = in_ms(CLOCK_REALTIME, 10000);
+		req = ts_in_ms(CLOCK_REALTIME, 10000);
 		s->ret = clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &req, &s->rem);
 		break;
 	case SLEEP:
