@@ -13,11 +13,11 @@
  *      sigpending, not in main's (which blocks it too); a process-directed
  *      SIGUSR2 (kill) that every thread blocks shows in both;
  *   4. that thread's sigtimedwait takes its SIGUSR1, main's the SIGUSR2
- *      (the siginfo of signals that were pending: posix_sigqueue.c);
- *   5. three SIGUSR1 sent while blocked are one;
- *   6. sigtimedwait with a zero timeout and nothing pending: EAGAIN at
+ *      (the siginfo of signals that were pending, and how they coalesce
+ *      or queue: posix_sigqueue.c);
+ *   5. sigtimedwait with a zero timeout and nothing pending: EAGAIN at
  *      once; with a pending signal: that signal;
- *   7. sigwait in a thread for a signal pthread_kill sends to it (from
+ *   6. sigwait in a thread for a signal pthread_kill sends to it (from
  *      main, every 10 ms until taken): it gets it; sigwait returns the
  *      number, not -1/errno.
  * Every wait is bounded. Deterministic output; exit 0 when every check held.
@@ -138,22 +138,6 @@ static void pending(void)
 	result("main's sigtimedwait takes the SIGUSR2", sig == SIGUSR2);
 }
 
-static void coalesced(void)
-{
-	sigset_t set = only(SIGUSR1);
-	siginfo_t info;
-	struct timespec ts = { 10, 0 }, zero = { 0, 0 };
-
-	for (int i = 0; i < 3; i++)
-		kill(getpid(), SIGUSR1);
-	int sig = sigtimedwait(&set, &info, &ts);
-
-	errno = 0;
-	int again = sigtimedwait(&set, &info, &zero);
-
-	result("three SIGUSR1 while blocked: one", sig == SIGUSR1 && again == -1 && errno == EAGAIN);
-}
-
 static void zero_timeout(void)
 {
 	sigset_t set = only(SIGUSR2);
@@ -213,7 +197,6 @@ int main(void)
 	sigaddset(&block, SIGUSR2);
 	pthread_sigmask(SIG_BLOCK, &block, NULL);
 	pending();
-	coalesced();
 	zero_timeout();
 	thread_sigwait();
 	return failed;

@@ -8,7 +8,9 @@
  *      later by main: si_code SI_USER, si_pid ours;
  *   3. sigqueue of SIGUSR2 with a value, taken later: SI_QUEUE and the value;
  *   4. three SIGRTMIN+1 queued while blocked: all three are taken, in the
- *      order sent (values 1, 2, 3), and then no fourth.
+ *      order sent (values 1, 2, 3), and then no fourth;
+ *   5. three SIGUSR1 sent to the process (kill) while blocked: one is taken,
+ *      and then none.
  * Every wait is bounded. Deterministic output; exit 0 when every check held.
  *
  * Not run under flexsc-run (docs/threads.md, "Compatibility with NPTL"
@@ -17,7 +19,10 @@
  * kernel sees only carriers, and the signal thread takes process-directed
  * signals from the kernel), is kept as a bit in a mask, so its siginfo is
  * lost (sigtimedwait then gives si_code SI_USER and si_pid 0, no value) and
- * realtime signals of one number pending together are one. A thread
+ * realtime signals of one number pending together are one; and a standard
+ * signal still pending in the kernel (not yet taken by the signal thread)
+ * is not merged with one pending in the runtime, so three sent in a burst
+ * may be taken twice. A thread
  * already in sigwaitinfo when the signal comes gets the siginfo (signals.c
  * passes it on).
  */
@@ -115,5 +120,14 @@ int main(void)
 	result("three queued SIGRTMIN+1: all three, in order", ok);
 	errno = 0;
 	result_err("... and no fourth (EAGAIN)", sigtimedwait(&set, &info, &zero) == -1 ? errno : 0, EAGAIN);
+
+	for (int i = 0; i < 3; i++)
+		kill(getpid(), SIGUSR1);
+	set = only(SIGUSR1);
+	sig = sigtimedwait(&set, &info, &ts);
+	errno = 0;
+	int again = sigtimedwait(&set, &info, &zero);
+
+	result("three SIGUSR1 while blocked: one", sig == SIGUSR1 && again == -1 && errno == EAGAIN);
 	return failed;
 }
