@@ -145,6 +145,13 @@ static int wait_slow(struct fx_sem *x, uint64_t deadline)
 			atomic_fetch_and(&x->value, ~SEM_QUEUED);
 		fx_wl_unlock(&x->wl);
 		fx_testcancel();
+		/*
+		 * After a handler, glibc's futex wait is EINTR, but an untimed one
+		 * is restarted after a handler with SA_RESTART (the kernel's
+		 * -ERESTARTSYS; a timed one's -ERESTART_RESTARTBLOCK is EINTR)
+		 */
+		if (u && u->handled && (u->handled == 2 || deadline != UINT64_MAX))
+			return EINTR;
 		if (deadline != UINT64_MAX && fx_now_ns() >= deadline)
 			return ETIMEDOUT;
 		/*

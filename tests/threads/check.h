@@ -94,4 +94,40 @@ __attribute__((unused)) static int wait_bounded(pid_t pid, unsigned ms)
 	}
 }
 
+/* One check of a returned error number: ok when it is `want`; a FAIL line
+ * also says what came instead (strerrorname_np: "EINVAL", "0"). */
+__attribute__((unused)) static void result_err(const char *what, int got, int want)
+{
+	if (got == want) {
+		result(what, 1);
+		return;
+	}
+	printf("%s: %s: FAIL (got %s, want %s)\n", CHECK_NAME, what,
+	       got ? strerrorname_np(got) ? strerrorname_np(got) : "?" : "0",
+	       want ? strerrorname_np(want) ? strerrorname_np(want) : "?" : "0");
+	fflush(stdout);
+	failed = 1;
+}
+
+/* A timespec `ms` milliseconds from now on `clock`. */
+__attribute__((unused)) static struct timespec ts_in_ms(clockid_t clock, long ms)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return ts;
+}
+
+/* Milliseconds from a to b. */
+__attribute__((unused)) static long ms_between(struct timespec a, struct timespec b)
+{
+	return (b.tv_sec - a.tv_sec) * 1000L + (b.tv_nsec - a.tv_nsec) / 1000000L;
+}
+
 #endif
