@@ -17,14 +17,14 @@
 # Environment: SOAK_CONFIGS (names, space-separated), SOAK_PARALLEL=1 (all
 # configurations at once, each for SECONDS: a long run in the time of one),
 # SOAK_FLAGS (more soak arguments, e.g. "--every 60" or "--only fork,cancel"),
-# CC. Logs: BUILD/soak/logs/CONFIG.{out,err,ran,gdb}.
+# CC. Logs: BUILD/soak/logs/CONFIG.{out,err,ran,gdb} (or SOAK_LOGS/...).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:?usage: tests/soak/run.sh BUILD [SECONDS]}" && pwd)
 seconds=${2:-60}
 run=$build/flexsc-run
 out=$build/soak
-logs=$out/logs
+logs=${SOAK_LOGS:-$out/logs}
 mkdir -p "$logs"
 cc=${CC:-cc}
 read -r -a configs <<<"${SOAK_CONFIGS:-default cores0 threads plain}"

@@ -1471,6 +1471,18 @@ int main(int argc, char **argv)
 		}
 		if (now - t0 >= (int64_t)seconds * 1000000000)
 			break;
+		if (warm_taken) {
+			/* a leak ends the run early, before it takes the machine's memory */
+			struct sample s = sample_now();
+
+			if (s.rss_kb > warm.rss_kb + rss_bound(warm) || s.fds > warm.fds + 16 ||
+			    s.threads > warm.threads + 32) {
+				say("FAIL leak: fds=%ld rss=%ldkB threads=%ld at t=%llds: over the bounds; the run ends now",
+				    s.fds, s.rss_kb, s.threads, (long long)((now - t0) / 1000000000));
+				early_end = 1;
+				break;
+			}
+		}
 		if (every > 0 && now - last_line >= (int64_t)every * 1000000000) {
 			progress_line(t0, "progress");
 			last_line = now;
