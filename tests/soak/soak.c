@@ -10,12 +10,12 @@
  *   queue   a bounded queue, 3 producers and 3 consumers on a mutex and two
  *           condition variables with untimed waits: every item produced is
  *           consumed once (count and sum); plus a turn-taking pair on
- *           pthread_cond_timedwait (a timeout while the turn has been ours
- *           for over 500 ms is a lost wake-up)
+ *           pthread_cond_timedwait (a timeout over 500 ms after the
+ *           signal is a lost wake-up)
  *   sem     2 posters and 2 takers on a counting semaphore (sem_wait,
  *           sem_timedwait, sem_trywait): posted = taken at the end; a
  *           ping-pong on two semaphores with 1 s timed waits (a timeout
- *           with the partner's post over 500 ms old is a lost wake-up)
+ *           over 500 ms after the partner's post is a lost wake-up)
  *   pipe    rounds of a fresh pipe between a writer and a reader thread,
  *   sock    and of a fresh AF_UNIX socketpair (send/recv): 64 KiB to 1 MiB
  *           in chunks of random size, every byte checked against a
@@ -383,22 +383,24 @@ static void *q_turns(void *arg)
 	pthread_mutex_lock(&tt.m);
 	while (!tt.quit) {
 		while (tt.turn != me && !tt.quit) {
+			int64_t dl_mono = now_ns() + 1000000000;
 			struct timespec dl = ts_of(now_on(CLOCK_REALTIME) + 1000000000);
 			int err = pthread_cond_timedwait(&tt.c, &tt.m, &dl);
 
 			if (err == ETIMEDOUT) {
 				atomic_fetch_add(&tt_timeouts, 1);
-				if (tt.turn == me && now_ns() - tt.turn_ns > 500000000)
-					fail(P_QUEUE, "lost wake-up: pthread_cond_timedwait timed out with the turn ours for %lld ms",
-					     (long long)((now_ns() - tt.turn_ns) / 1000000));
+				/* signalled (turn_ns is stamped after the signal) 500 ms before the deadline */
+				if (tt.turn == me && tt.turn_ns < dl_mono - 500000000)
+					fail(P_QUEUE, "lost wake-up: pthread_cond_timedwait timed out %lld ms after it was signalled",
+					     (long long)((dl_mono - tt.turn_ns) / 1000000));
 			} else if (err) {
 				fail(P_QUEUE, "pthread_cond_timedwait: %s", strerror(err));
 			}
 		}
 		tt.turn = !me;
-		tt.turn_ns = now_ns();
 		tt.rounds++;
 		pthread_cond_signal(&tt.c);
+		tt.turn_ns = now_ns();
 	}
 	pthread_mutex_unlock(&tt.m);
 	return NULL;
@@ -504,6 +506,7 @@ static void *s_taker(void *arg)
 static int pp_wait(sem_t *s, _Atomic long *posted, long taken, _Atomic int64_t *post_ns, const char *name)
 {
 	for (;;) {
+		int64_t dl_mono = now_ns() + 1000000000;
 		struct timespec dl = ts_of(now_on(CLOCK_REALTIME) + 1000000000);
 
 		if (sem_timedwait(s, &dl) == 0)
@@ -514,9 +517,10 @@ static int pp_wait(sem_t *s, _Atomic long *posted, long taken, _Atomic int64_t *
 			fail(P_SEM, "sem_timedwait(%s): %s", name, strerror(errno));
 			return 1;
 		}
-		if (atomic_load(posted) > taken && now_ns() - atomic_load(post_ns) > 500000000)
+		/* posted (post_ns is stamped after sem_post) 500 ms before the deadline */
+		if (atomic_load(posted) > taken && atomic_load(post_ns) < dl_mono - 500000000)
 			fail(P_SEM, "lost wake-up: sem_timedwait(%s) timed out %lld ms after the post", name,
-			     (long long)((now_ns() - atomic_load(post_ns)) / 1000000));
+			     (long long)((dl_mono - atomic_load(post_ns)) / 1000000));
 		if (atomic_load(&stop) && atomic_load(posted) <= taken)
 			return 1;
 	}
@@ -529,9 +533,9 @@ static void *s_pong_fn(void *arg)
 	(void)arg;
 	while (pp_wait(&s_ping, &ping_posted, n, &ping_ns, "ping") == 0) {
 		n++;
-		atomic_store(&pong_ns, now_ns());
 		atomic_fetch_add(&pong_posted, 1);
 		sem_post(&s_pong);
+		atomic_store(&pong_ns, now_ns());
 	}
 	return NULL;
 }
@@ -551,9 +555,9 @@ static void *part_sem(void *arg)
 		t[2 + i] = start(s_taker, (void *)(uintptr_t)(i + 1), P_SEM);
 	t[4] = start(s_pong_fn, NULL, P_SEM);
 	while (!atomic_load(&stop)) {
-		atomic_store(&ping_ns, now_ns());
 		atomic_fetch_add(&ping_posted, 1);
 		sem_post(&s_ping);
+		atomic_store(&ping_ns, now_ns());
 		if (pp_wait(&s_pong, &pong_posted, n, &pong_ns, "pong"))
 			break;
 		n++;
