@@ -119,6 +119,15 @@ demo: deps
 	@$(B)/flexsc-bench demo
 	@$(if $(SANITIZE),echo "make demo: no preload under SANITIZE; skipping the FlexSC-Threads part",bench/http/run.sh $(B) --demo)
 
+# soak: tests/soak/run.sh, SECONDS (default 60) per configuration:
+# flexsc-run default, --cores 0, --engine threads, then plain NPTL. SOAK_CONFIGS,
+# SOAK_PARALLEL=1 and SOAK_FLAGS as that script says.
+SECONDS ?= 60
+.PHONY: soak
+soak: deps-test
+	@$(MAKE) --no-print-directory all
+	@tests/soak/run.sh $(B) $(SECONDS)
+
 bench: deps
 	@$(MAKE) --no-print-directory all
 	@bench/run.sh $(B)

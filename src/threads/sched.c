@@ -727,9 +727,18 @@ void fx_uthread_exit(void *result)
 	c = fx_carrier_self();
 	if (c->own == self)
 		atomic_store(&c->own_exited, true); /* its carrier ends with it */
-	struct fx_uthread *next = pick_next(c);
-	if (detached && self != fx_main_uthread)
-		c->to_free = self; /* freed by the next context, off this stack */
+	/*
+	 * A detached thread is freed by the scheduler context, off this stack.
+	 * Not by the next uthread: freeing runs glibc's free(), which sets up
+	 * malloc's per-thread cache in the thread that calls it, and a fresh
+	 * uthread (the next one is often one) would take one on, and leak it
+	 * when it exits in turn (about 600 bytes a detached thread). The
+	 * scheduler context's cache is made once and lives with the carrier.
+	 */
+	bool to_idle = detached && self != fx_main_uthread;
+	struct fx_uthread *next = to_idle ? NULL : pick_next(c);
+	if (to_idle)
+		c->to_free = self;
 	if (next) {
 		switch_to(c, &self->sp, self, next);
 	} else {
