@@ -150,12 +150,17 @@ static void dispatch(int sig, const siginfo_t *info)
 		fx_spin_unlock(&reg_lock);
 		return;
 	}
-	/* the one that takes it soonest: running, then runnable, then asleep */
-	for (struct fx_uthread *u = reg_head; u && best_rank < 3; u = u->reg_next) {
+	/*
+	 * the one that takes it soonest: running, then runnable, then asleep
+	 * where the signal ends the wait (a call in flight, a sleep), then
+	 * asleep on a mutex or condition, which a poke does not wake
+	 */
+	for (struct fx_uthread *u = reg_head; u && best_rank < 4; u = u->reg_next) {
 		if (u->sigmask & BIT(sig))
 			continue;
 		int state = atomic_load(&u->state);
-		int rank = state == FX_U_RUNNING ? 3 : state == FX_U_RUNNABLE ? 2 : state == FX_U_EXITED ? 0 : 1;
+		int rank = state == FX_U_RUNNING ? 4 : state == FX_U_RUNNABLE ? 3 : state == FX_U_EXITED ? 0 :
+			   state != FX_U_BLOCKED || u->intr_waiter ? 2 : 1;
 		if (rank > best_rank)
 			best = u, best_rank = rank;
 	}
