@@ -4,6 +4,7 @@
 #   make demo       install what is missing (as root), build, run the headline comparison
 #   make bench      every benchmark, JSON and plots under results/
 #   make fuzz       libFuzzer over the public API (clang)
+#   make check-programs  real Debian programs under flexsc-run against NPTL (also in make test)
 #   make install    PREFIX=/usr/local DESTDIR=
 
 VERSION   := 0.1.0
@@ -45,7 +46,7 @@ TEST_BIN  := $(TEST_SRC:tests/unit/%.c=$(B)/tests/%)
 TOOL_SRC  := $(wildcard tools/*.c)
 TOOL_BIN  := $(TOOL_SRC:tools/%.c=$(B)/%)
 
-.PHONY: all lib test demo bench fuzz install deps deps-build deps-test clean
+.PHONY: all lib test demo bench fuzz install deps deps-build deps-test clean check-programs
 # The preload is not built under a sanitizer: a sanitizer's runtime must be
 # the first object of a process, and user-level context switches would
 # confuse it; the tests that need the preload skip there.
@@ -105,7 +106,7 @@ deps-build:
 	@scripts/deps.sh build
 
 deps-test:
-	@scripts/deps.sh build test
+	@scripts/deps.sh build test programs
 
 test: deps-test
 	@$(MAKE) --no-print-directory all
@@ -127,6 +128,14 @@ SECONDS ?= 60
 soak: deps-test
 	@$(MAKE) --no-print-directory all
 	@tests/soak/run.sh $(B) $(SECONDS)
+
+# Real Debian programs (xz, zstd, sqlite3, python3, sort, make, git,
+# memcached) on NPTL and under flexsc-run, compared: tests/shell/programs.sh,
+# which make test runs too. FLEXSC_PROGRAMS_ONLY="redis" (or any case names)
+# picks cases.
+check-programs: deps-test
+	@$(MAKE) --no-print-directory all
+	@tests/run.sh $(B) programs
 
 bench: deps
 	@$(MAKE) --no-print-directory all

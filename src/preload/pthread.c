@@ -253,6 +253,13 @@ struct spec {
 
 #define SPEC_BLOCK 32
 static __thread struct spec *spec_blocks[FX_KEYS_MAX / SPEC_BLOCK];
+/*
+ * The first 32 keys' values are in the thread itself, as in glibc's first
+ * block: setting one allocates nothing. A malloc that keeps its per-thread
+ * state under a key (jemalloc's) sets it from inside malloc, and a calloc
+ * there re-entered it half-initialised: redis-server hung at start.
+ */
+static __thread struct spec spec_first[SPEC_BLOCK];
 
 FX_PUBLIC int pthread_key_create(pthread_key_t *key, void (*destructor)(void *))
 {
@@ -305,7 +312,7 @@ FX_PUBLIC int pthread_setspecific(pthread_key_t key, const void *value)
 	if (!(seq & 1))
 		return EINVAL;
 	struct spec **bp = &spec_blocks[key / SPEC_BLOCK];
-	if (!*bp && !(*bp = calloc(SPEC_BLOCK, sizeof(struct spec))))
+	if (!*bp && !(*bp = key < SPEC_BLOCK ? spec_first : calloc(SPEC_BLOCK, sizeof(struct spec))))
 		return ENOMEM;
 	(*bp)[key % SPEC_BLOCK].seq = seq;
 	(*bp)[key % SPEC_BLOCK].value = (void *)value;
@@ -337,7 +344,10 @@ static void run_key_destructors(void)
 			break;
 	}
 	for (unsigned b = 0; b < FX_KEYS_MAX / SPEC_BLOCK; b++) {
-		free(spec_blocks[b]);
+		if (spec_blocks[b] == spec_first)
+			memset(spec_first, 0, sizeof(spec_first));
+		else
+			free(spec_blocks[b]);
 		spec_blocks[b] = NULL;
 	}
 }
