@@ -509,7 +509,8 @@ static void config_from(struct flexsc_config *cfg, struct in *in)
  * Entries of /proc/self/fd or /proc/self/task. Pipes are not counted: the
  * sanitizers' symbolizer keeps a pipe pair open once libFuzzer prints a new
  * function, and this file's own pipe is closed by itself. io_uring's own
- * worker threads are not counted either: they come and go on their own.
+ * worker threads are not counted either: they come and go on their own; nor
+ * is the library's context anchor, one thread a process keeps from first use.
  */
 static int count_entries(const char *dir, bool skip_iou)
 {
@@ -537,7 +538,7 @@ static int count_entries(const char *dir, bool skip_iou)
 			if (!fgets(comm, sizeof(comm), f))
 				comm[0] = 0;
 			fclose(f);
-			if (!strncmp(comm, "iou-", 4))
+			if (!strncmp(comm, "iou-", 4) || !strcmp(comm, "flexsc-anchor\n"))
 				continue;
 		}
 		n++;
