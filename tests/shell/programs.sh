@@ -44,13 +44,7 @@
 # every case but redis).
 # Logs: $FLEXSC_BUILD/programs/CASE.{nptl,flexsc}/. Exit 0 pass, 1 fail, 77 skip.
 set -u
-build=${FLEXSC_BUILD:-}
-[ -n "$build" ] || { echo "skip: FLEXSC_BUILD is not set (run through tests/run.sh BUILD)"; exit 77; }
-run=$build/flexsc-run
-if [ ! -x "$run" ] || [ ! -f "$build/libflexsc-run.so" ]; then
-	echo "skip: $run or $build/libflexsc-run.so is missing (make builds them)"
-	exit 77
-fi
+. "$(dirname "$0")/preload.bash"
 here=$(cd "$(dirname "$0")/../.." && pwd)
 
 tools="xz zstd sqlite3 /usr/bin/python3 git make sort memcached memcslap memccp memccat memcstat redis-server redis-benchmark redis-cli"

@@ -10,13 +10,7 @@
 # sync, each bounded by timeout(1). Needs /usr/bin/python3 (else skip).
 # Logs: $FLEXSC_BUILD/python-fork/. Exit 0 pass, 1 fail, 77 skip.
 set -u
-build=${FLEXSC_BUILD:-}
-[ -n "$build" ] || { echo "skip: FLEXSC_BUILD is not set (run through tests/run.sh BUILD)"; exit 77; }
-run=$build/flexsc-run
-if [ ! -x "$run" ] || [ ! -f "$build/libflexsc-run.so" ]; then
-	echo "skip: $run or $build/libflexsc-run.so is missing (make builds them)"
-	exit 77
-fi
+. "$(dirname "$0")/preload.bash"
 py=/usr/bin/python3
 [ -x "$py" ] || { echo "skip: $py is not installed"; exit 77; }
 

@@ -14,32 +14,15 @@
 # is impossible, skip (77). Logs: $FLEXSC_BUILD/real-programs/.
 # Exit 0 pass, 1 fail, 77 skip.
 set -u
-build=${FLEXSC_BUILD:-}
-[ -n "$build" ] || { echo "skip: FLEXSC_BUILD is not set (run through tests/run.sh BUILD)"; exit 77; }
-run=$build/flexsc-run
-if [ ! -x "$run" ] || [ ! -f "$build/libflexsc-run.so" ]; then
-	echo "skip: $run or $build/libflexsc-run.so is missing (make builds them)"
-	exit 77
-fi
+. "$(dirname "$0")/preload.bash"
 
-# pigz and stress-ng: Debian packages of the same names
+# pigz and stress-ng: Debian packages of the same names (make deps-test)
 missing=()
 for tool in pigz stress-ng; do
 	command -v "$tool" >/dev/null || missing+=("$tool")
 done
-if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-	echo "installing ${missing[*]} (scripts/deps.sh test lists them)"
-	export DEBIAN_FRONTEND=noninteractive
-	timeout 300 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null 2>&1 ||
-		{ timeout 300 apt-get update -qq >/dev/null 2>&1 &&
-		  timeout 300 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null 2>&1; }
-	missing=()
-	for tool in pigz stress-ng; do
-		command -v "$tool" >/dev/null || missing+=("$tool")
-	done
-fi
 if [ ${#missing[@]} -gt 0 ]; then
-	echo "skip: ${missing[*]} not installed and cannot be installed here (scripts/deps.sh test)"
+	echo "skip: ${missing[*]} not installed (scripts/deps.sh test installs them)"
 	exit 77
 fi
 

@@ -7,10 +7,7 @@
 # Exit 0 pass, 1 fail, 77 skip.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-build=${FLEXSC_BUILD:-}
-[ -n "$build" ] || { echo "skip: FLEXSC_BUILD is not set (run through tests/run.sh BUILD)"; exit 77; }
-run=$build/flexsc-run
-[ -x "$run" ] && [ -f "$build/libflexsc-run.so" ] || { echo "skip: no preload in this build (sanitizer builds make none)"; exit 77; }
+. "$here/preload.bash"
 command -v gdb >/dev/null || { echo "skip: gdb is not installed (make deps-test installs it)"; exit 77; }
 command -v sleep >/dev/null || { echo "skip: no sleep(1)"; exit 77; }
 

@@ -45,13 +45,7 @@
 # Exit 0 pass, 1 fail, 77 skip.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
-build=${FLEXSC_BUILD:-}
-[ -n "$build" ] || { echo "skip: FLEXSC_BUILD is not set (run through tests/run.sh BUILD)"; exit 77; }
-run=$build/flexsc-run
-if [ ! -x "$run" ] || [ ! -f "$build/libflexsc-run.so" ]; then
-	echo "skip: $run or $build/libflexsc-run.so is missing (make builds them)"
-	exit 77
-fi
+. "$(dirname "$0")/preload.bash"
 cc=${CC:-cc}
 command -v "$cc" >/dev/null || { echo "skip: no C compiler ($cc)"; exit 77; }
 cflags=(-O2 -g -pthread)
