@@ -234,11 +234,16 @@ static unsigned execute(struct worker *w, struct fx_tq *tq, unsigned idx, uint32
 		atomic_thread_fence(memory_order_seq_cst);
 	if (full && any_work(pool)) {
 		maybe_grow(pool);
-	} else if (atomic_load(&pool->sleepers) && tq_has_work(tq)) {
+	} else if (atomic_load(&pool->sleepers) && (tq_has_work(tq) || any_work(pool))) {
 		/*
 		 * A commit wakes one sleeper for a whole batch: pass the wake on
 		 * before this call runs, so that the calls behind it do not wait
-		 * for it (it may block) while a thread sleeps.
+		 * for it (it may block) while a thread sleeps. Work on any queue,
+		 * not only on tq: a wake is not tied to the queue whose commit
+		 * made it. Two owners commit, each wakes one thread, and both
+		 * threads take the first owner's calls (serve looks at the slots
+		 * in order); if those block, a look at tq alone leaves the second
+		 * owner's calls queued while every other thread sleeps.
 		 */
 		atomic_fetch_add(&pool->work_seq, 1);
 		fx_futex_wake(&pool->work_seq, 1);
