@@ -236,15 +236,18 @@ int flexsc_reap(struct flexsc_queue *q, struct flexsc_completion *out,
 /*
  * Asks for call to be cancelled. 0: it will complete with -ECANCELED (or
  * with its real result if it finished first); the result must still be
- * collected. A call a syscall thread is executing can be interrupted when
- * the configuration names an interrupt_signal: 0, and it completes with
- * -EINTR if it was blocked (the signal may also cut short the thread's next
- * call, which then completes with -EINTR). Errors: -EINVAL, -ESTALE,
- * -EALREADY (it is already executing on a syscall thread and no interrupt
- * signal is configured, ran synchronously, or is already done; it is an op
- * of a chain, which runs whole; or the syscall threads' submission ring has
- * no room for another cancelled call's hole), -EBUSY (it is on io_uring and
- * no SQE is free for the cancel request).
+ * collected. A call a syscall thread has taken but not started yet
+ * completes with -ECANCELED without running. A call a syscall thread is
+ * executing can be interrupted when the configuration names an
+ * interrupt_signal: 0, and it completes with -EINTR if it was blocked (the
+ * signal may also cut short the thread's next call, which then completes
+ * with -EINTR; and a signal that arrives just before the thread enters the
+ * kernel is lost: while the call has not completed, asking again sends it
+ * again). Errors: -EINVAL, -ESTALE, -EALREADY (it is already executing on
+ * a syscall thread and no interrupt signal is configured, ran
+ * synchronously, or is already done; or it is an op of a chain, which runs
+ * whole), -EBUSY (it is on io_uring and no SQE is free for the cancel
+ * request).
  */
 int flexsc_cancel(struct flexsc_queue *q, flexsc_call_t call);
 

@@ -90,6 +90,13 @@ struct fx_tq {
 	int owner_tid;
 	struct fx_identity owner_id;
 	uint32_t *id_stamp; /* written by the owner before it publishes the index */
+	/*
+	 * cancel_req[idx], FX_REQ_*: whether the call in entry idx was asked to
+	 * be cancelled (by the owner, fx_threads_cancel) or started (by the
+	 * syscall thread that took it), whichever came first: a compare-and-swap
+	 * from NONE each. Reset by the owner when it publishes the index.
+	 */
+	_Atomic uint8_t *cancel_req;
 	/* set while attached, read-only meanwhile */
 	struct flexsc_entry *entries;
 	const uint16_t *link;
@@ -101,6 +108,7 @@ struct fx_tq {
 };
 
 enum { FX_SLEEP_NONE = 0, FX_SLEEP_FUTEX = 1, FX_SLEEP_EVENTFD = 2 };
+enum { FX_REQ_NONE = 0, FX_REQ_CANCEL = 1, FX_REQ_STARTED = 2 }; /* fx_tq.cancel_req */
 
 struct fx_uring; /* src/engine/uring.c */
 

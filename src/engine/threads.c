@@ -234,11 +234,16 @@ static unsigned execute(struct worker *w, struct fx_tq *tq, unsigned idx, uint32
 		atomic_thread_fence(memory_order_seq_cst);
 	if (full && any_work(pool)) {
 		maybe_grow(pool);
-	} else if (atomic_load(&pool->sleepers) && tq_has_work(tq)) {
+	} else if (atomic_load(&pool->sleepers) && (tq_has_work(tq) || any_work(pool))) {
 		/*
 		 * A commit wakes one sleeper for a whole batch: pass the wake on
 		 * before this call runs, so that the calls behind it do not wait
-		 * for it (it may block) while a thread sleeps.
+		 * for it (it may block) while a thread sleeps. Work on any queue,
+		 * not only on tq: a wake is not tied to the queue whose commit
+		 * made it. Two owners commit, each wakes one thread, and both
+		 * threads take the first owner's calls (serve looks at the slots
+		 * in order); if those block, a look at tq alone leaves the second
+		 * owner's calls queued while every other thread sleeps.
 		 */
 		atomic_fetch_add(&pool->work_seq, 1);
 		fx_futex_wake(&pool->work_seq, 1);
@@ -262,9 +267,17 @@ static unsigned execute(struct worker *w, struct fx_tq *tq, unsigned idx, uint32
 				__builtin_prefetch(&tq->entries[nx], 1);
 		}
 		atomic_store_explicit(&w->run_idx, idx, memory_order_relaxed);
-		/* release: pairs with the acquire in fx_threads_cancel */
+		/* release: pairs with the acquire in interrupt() */
 		atomic_store_explicit(&w->run_tq, tq, memory_order_release);
-		report(tq, idx, fx_entry_exec(&tq->entries[idx]));
+		/*
+		 * Started, unless the owner asked for a cancel first: one
+		 * compare-and-swap against fx_threads_cancel's decides which.
+		 */
+		uint8_t none = FX_REQ_NONE;
+		if (fx_likely(atomic_compare_exchange_strong(&tq->cancel_req[idx], &none, FX_REQ_STARTED)))
+			report(tq, idx, fx_entry_exec(&tq->entries[idx]));
+		else
+			report(tq, idx, -ECANCELED);
 		atomic_store_explicit(&w->run_tq, NULL, memory_order_relaxed);
 		claim(tq);
 		push_completion(tq, idx);
@@ -504,6 +517,7 @@ void fx_pool_forget(struct fx_pool *pool)
 		free(tq->sq);
 		free(tq->cq);
 		free(tq->id_stamp);
+		free((void *)tq->cancel_req);
 		free(tq);
 	}
 	free(pool->threads);
@@ -537,13 +551,16 @@ int fx_pool_attach(struct fx_pool *pool, struct flexsc_queue *q)
 		uint16_t *sq = realloc(tq->sq, size * sizeof(uint16_t));
 		uint16_t *cq = sq ? realloc(tq->cq, size * sizeof(uint16_t)) : NULL;
 		uint32_t *stamp = cq ? realloc(tq->id_stamp, size * sizeof(uint32_t)) : NULL;
+		_Atomic uint8_t *req = stamp ? realloc((void *)tq->cancel_req, size) : NULL;
 		if (sq)
 			tq->sq = sq;
 		if (cq)
 			tq->cq = cq;
 		if (stamp)
 			tq->id_stamp = stamp;
-		if (!sq || !cq || !stamp) {
+		if (req)
+			tq->cancel_req = req;
+		if (!sq || !cq || !stamp || !req) {
 			tq->next_free = pool->free_tqs;
 			pool->free_tqs = tq;
 			err = -ENOMEM;
@@ -555,6 +572,7 @@ int fx_pool_attach(struct fx_pool *pool, struct flexsc_queue *q)
 		tq->entries = q->entries;
 		tq->link = q->link;
 		tq->mask = size - 1;
+		memset((void *)tq->cancel_req, FX_REQ_NONE, tq->mask + 1);
 		atomic_store(&tq->sq_head, 0);
 		atomic_store(&tq->sq_tail, 0);
 		atomic_store(&tq->cq_head, 0);
@@ -618,6 +636,7 @@ void fx_threads_add(struct flexsc_queue *q, unsigned idx)
 	uint32_t t = atomic_load_explicit(&tq->sq_tail, memory_order_relaxed);
 
 	tq->id_stamp[idx] = tq->id_seq;
+	atomic_store_explicit(&tq->cancel_req[idx], FX_REQ_NONE, memory_order_relaxed); /* published with the index */
 
 	/* relaxed atomic: a thread's prefetch in execute may read the slot meanwhile */
 	__atomic_store_n(&tq->sq[t & tq->mask], (uint16_t)idx, __ATOMIC_RELAXED);
@@ -678,19 +697,32 @@ bool fx_threads_pending(const struct flexsc_queue *q)
 	       atomic_load_explicit(&q->tq->cq_head, memory_order_relaxed);
 }
 
-/* Wins only against a thread that has not popped the entry yet. */
 /*
- * A call a syscall thread already executes can only be interrupted: with
- * an interrupt signal configured, the thread leaves it unblocked and the
- * signal makes a blocking call return -EINTR. (If the thread finished the
- * call meanwhile, its next call may see the -EINTR: documented.)
+ * A call a syscall thread took from the ring. Not started yet (the thread
+ * is between the pop and the call: it checks who it runs as first, a
+ * dozen system calls): the request makes it complete with -ECANCELED
+ * unstarted. Started: it can only be interrupted: with an interrupt signal
+ * configured, the thread leaves it unblocked and the signal makes a
+ * blocking call return -EINTR. A signal that lands before the thread
+ * enters the kernel is lost; the caller asks again while the call is out
+ * (FlexSC-Threads' carriers, every millisecond). (If the thread finished
+ * the call meanwhile, its next call may see the -EINTR: documented.)
  */
 static int interrupt(struct fx_tq *tq, unsigned idx)
 {
 	struct fx_pool *pool = tq->pool;
 	int sig = pool->fx->cfg.interrupt_signal;
-	unsigned n = atomic_load(&pool->nthreads);
+	uint8_t req = FX_REQ_NONE;
 
+	/*
+	 * Not started: the thread that took it finds the request and reports
+	 * -ECANCELED (a call done meanwhile without starting, one refused back
+	 * to the owner, keeps its result: a cancel may always lose the race).
+	 */
+	if (atomic_compare_exchange_strong(&tq->cancel_req[idx], &req, FX_REQ_CANCEL) ||
+	    req == FX_REQ_CANCEL)
+		return 0;
+	unsigned n = atomic_load(&pool->nthreads);
 	for (unsigned i = 0; sig && i < n; i++) {
 		struct worker *w = pool->workers[i];
 		/* acquire: pairs with the release in execute */
@@ -700,7 +732,7 @@ static int interrupt(struct fx_tq *tq, unsigned idx)
 			return 0;
 		}
 	}
-	return -EALREADY;
+	return -EALREADY; /* no signal to interrupt it with, or it is done */
 }
 
 int fx_threads_cancel(struct flexsc_queue *q, unsigned idx)
@@ -711,28 +743,31 @@ int fx_threads_cancel(struct flexsc_queue *q, unsigned idx)
 	if (q->slots[idx].chained)
 		return -EALREADY;
 	/*
-	 * A cancelled call leaves a hole (FX_NIL) in the submission ring until
-	 * a thread pops and skips it; the ring has room for one hole per live
-	 * index, and no more.
-	 */
-	if (atomic_load(&tq->sq_tail) - atomic_load(&tq->sq_head) >= tq->mask / 2)
-		return -EALREADY;
-	/*
 	 * Under the claim no thread pops: if idx is still in the ring, no thread
 	 * has taken it, and its index is taken out. Left there, it would run
 	 * the entry's next call, which reuses the entry at once, even before
-	 * that call is flushed.
+	 * that call is flushed. A cancelled call leaves a hole (FX_NIL) in the
+	 * submission ring until a thread pops and skips it; the ring has room
+	 * for one hole per live index, and no more: past that the index stays,
+	 * and the thread that takes it sees the request and does not start it.
 	 */
 	claim(tq);
 	t = atomic_load_explicit(&tq->sq_tail, memory_order_relaxed);
-	for (h = atomic_load_explicit(&tq->sq_head, memory_order_relaxed); h != t; h++)
+	h = atomic_load_explicit(&tq->sq_head, memory_order_relaxed);
+	bool room = t - h < tq->mask / 2;
+	for (; h != t; h++)
 		if (tq->sq[h & tq->mask] == idx)
 			break;
-	if (h != t)
-		__atomic_store_n(&tq->sq[h & tq->mask], FX_NIL, __ATOMIC_RELAXED);
+	if (h != t) {
+		if (room)
+			__atomic_store_n(&tq->sq[h & tq->mask], FX_NIL, __ATOMIC_RELAXED);
+		else
+			atomic_store_explicit(&tq->cancel_req[idx], FX_REQ_CANCEL, memory_order_relaxed); /* the unclaim publishes it */
+	}
 	unclaim(tq);
 	if (h == t)
 		return interrupt(tq, idx);
-	fx_queue_complete(q, idx, -ECANCELED);
+	if (room)
+		fx_queue_complete(q, idx, -ECANCELED);
 	return 0;
 }

@@ -5,10 +5,11 @@
  * pthread_cancel marks the target and, if it sleeps at a cancellation
  * point, ends that sleep: a wait on a condition variable or a sleep ends
  * as if its deadline had passed, and an exception-less call in flight is
- * cancelled by its carrier (io_uring cancels it; a call already executing
- * on a syscall thread runs to its end first). The target then acts on the
- * request at the cancellation point: it exits with PTHREAD_CANCELED,
- * running its cleanup handlers and key destructors.
+ * cancelled by its carrier (io_uring cancels it; a syscall thread that
+ * took it does not start it, or is interrupted in it with a signal, sent
+ * again every millisecond until the call comes back). The target then
+ * acts on the request at the cancellation point: it exits with
+ * PTHREAD_CANCELED, running its cleanup handlers and key destructors.
  *
  * Cancellation points are the interposed blocking calls POSIX names
  * (src/preload/io.c), pthread_cond_wait and timedwait, the sleeps, and
