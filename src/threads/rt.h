@@ -193,12 +193,37 @@ enum { FX_C_AWAKE = 0, FX_C_IN_FLEXSC = 1, FX_C_IN_FUTEX = 2, FX_C_PARKED = 3 };
 /* libc's sigaction, whatever the preload interposes (src/preload/signal.c) */
 int fx_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 
-/* The carrier running the caller, or NULL on a thread that is not one. */
+/*
+ * 1 in every TCB a carrier runs on: uthreads' and scheduler contexts'
+ * (set when uthread.c builds them), carriers' own and the main thread's
+ * (carrier_enter). 0 in any other thread's: glibc makes a new thread's
+ * TLS from the initial image. Initial-exec: one load at a fixed offset
+ * from %fs, and the preload is loaded at start, so it has static TLS.
+ */
+extern __thread int fx_tcb_ours __attribute__((tls_model("initial-exec")));
+
+/* A foreign thread that inherited a carrier's GS base: clears it; NULL (sched.c). */
+struct fx_carrier *fx_carrier_disown(void);
+
+/*
+ * The carrier running the caller, or NULL on a thread that is not one.
+ *
+ * %gs alone does not say: clone copies the GS base, so a kernel thread
+ * started from a carrier with glibc's own pthread_create (jemalloc's
+ * background thread finds it with dlsym(RTLD_NEXT)), or by glibc itself
+ * (timer and AIO helper threads), starts with that carrier's. Its TCB is
+ * glibc's, not one of ours: the first call that looks here clears its GS
+ * base, and the thread is no carrier from then on, as the runtime's own
+ * kernel threads make themselves (docs/threads.md, "Kernel threads the
+ * runtime did not start").
+ */
 static inline struct fx_carrier *fx_carrier_self(void)
 {
 	uintptr_t gs;
 
 	__asm__ volatile("rdgsbase %0" : "=r"(gs));
+	if (__builtin_expect(gs != 0 && !fx_tcb_ours, 0))
+		return fx_carrier_disown();
 	return (struct fx_carrier *)gs;
 }
 

@@ -1016,9 +1016,18 @@ static struct fx_carrier *carrier_new(int index, int cpu)
 	return c;
 }
 
+__thread int fx_tcb_ours __attribute__((tls_model("initial-exec")));
+
+__attribute__((noinline, cold)) struct fx_carrier *fx_carrier_disown(void)
+{
+	__asm__ volatile("wrgsbase %0" : : "r"(0ul));
+	return NULL;
+}
+
 /* On the carrier's own kernel thread: its identity, queue and scheduler context. */
 static int carrier_enter(struct fx_carrier *c)
 {
+	fx_tcb_ours = 1; /* before %gs: from then on this thread is c */
 	__asm__ volatile("wrgsbase %0" : : "r"((uintptr_t)c));
 	c->tid = (int)fx_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
 	cpu_set_t set;

@@ -57,6 +57,7 @@ static size_t tcb_size, tid_offset, list_offset;
 static size_t robust_offset; /* struct pthread's robust_head; 0: unknown, left alone */
 static long robust_futex_offset;
 static size_t page;
+static intptr_t ours_offset; /* of fx_tcb_ours from a TCB: static TLS, the same in every thread */
 static void cache_after_fork(void);
 
 /* Resolves glibc's private TLS helpers. Returns 0 or -ENOSYS. */
@@ -96,6 +97,7 @@ int fx_uthread_init(void)
 		robust_offset = (uintptr_t)head - me;
 		robust_futex_offset = head->futex_offset;
 	}
+	ours_offset = (intptr_t)((uintptr_t)&fx_tcb_ours - me);
 	return 0;
 }
 
@@ -159,6 +161,7 @@ static int tcb_build(uintptr_t tcb)
 	*(uintptr_t *)(tcb + 0) = tcb;                /* header.tcb */
 	*(void **)(tcb + 8) = dtv;                    /* header.dtv */
 	*(uintptr_t *)(tcb + 16) = tcb;               /* header.self */
+	*(int *)(tcb + ours_offset) = 1;              /* fx_tcb_ours: a carrier may run on it */
 	/*
 	 * glibc's list node of the thread: empty, linked to itself. A forked
 	 * child's glibc unlinks "self" from its thread lists, and a zeroed
