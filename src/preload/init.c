@@ -130,6 +130,7 @@ __attribute__((destructor)) static void preload_stats(void)
 			"%llu idle sleeps, %llu steals, %llu calls on overflow threads\n",
 		(unsigned long long)syscalls, (unsigned long long)switches,
 		(unsigned long long)sleeps, (unsigned long long)steals, (unsigned long long)overflowed);
+	fx_tcache_report();
 	if (fx_rt_handoffs())
 		fprintf(stderr, "flexsc-run: %llu cores handed from a carrier blocked in the kernel to a spare "
 				"(%u spares started)\n",

@@ -350,6 +350,17 @@ void fx_uthread_set_tid(struct fx_uthread *u, int tid);
 void *fx_uthread_own_robust(const struct fx_uthread *u);
 void fx_uthread_robust_exit(struct fx_uthread *u);
 
+/*
+ * src/threads/tcache.c: glibc's per-thread malloc cache of exited uthreads,
+ * handed on. init finds it (0, or -errno: recycling off); give puts a
+ * pooled one into a new TCB before it first runs; take moves a freed
+ * uthread's out of its TCB into the pool; report prints what happened.
+ */
+int fx_tcache_init(void);
+void fx_tcache_give(uintptr_t tcb);
+void fx_tcache_take(uintptr_t tcb);
+void fx_tcache_report(void);
+
 /* src/threads/kstate.c: per-thread kernel state kept per uthread */
 void fx_kstate_start(struct fx_carrier *c0, struct fx_uthread *main_u);
 void fx_altstack_switch(struct fx_carrier *c, struct fx_uthread *next);

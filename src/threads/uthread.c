@@ -85,6 +85,7 @@ int fx_uthread_init(void)
 		atfork = true;
 	if (tls_static_align < 64)
 		tls_static_align = 64;
+	fx_tcache_init(); /* may fail: threads then leak their malloc cache, as before */
 
 	/* glibc registered the main thread's robust_head at start: its offset in struct pthread */
 	struct robust_list_head *head;
@@ -395,6 +396,7 @@ build:
 	u->arg = arg;
 	u->robust = fx_uthread_own_robust(u);
 	u->robust_len = sizeof(struct robust_list_head);
+	fx_tcache_give(tcb); /* a malloc cache of an exited uthread, if one waits */
 	return u;
 }
 
@@ -420,6 +422,7 @@ void fx_uthread_free(struct fx_uthread *u)
 		free(u); /* adopted: its TCB and stack belong to NPTL */
 		return;
 	}
+	fx_tcache_take(u->tcb); /* its malloc cache, for the next uthread (NPTL's exit would free it) */
 	dl_deallocate_tls((void *)u->tcb, false);
 	if (!u->user_stack) {
 		/* its pages go back to the kernel; the mapping stays for the next thread */
