@@ -146,6 +146,16 @@ struct fx_carrier {
 	struct fx_uthread *cancelling; /* their calls not back yet: cancelled again (sched.c) */
 	uint64_t cancel_retry_ns;
 	unsigned inflight;          /* exception-less calls posted and not reaped */
+	/*
+	 * Under the synchronous engine (fx_rt_inline) every call runs at once
+	 * on the uthread that makes it: in_call names that uthread while its
+	 * call may be in the kernel; call_intr, the one whose call must come
+	 * back early (a cancel, a signal it takes), which the monitor
+	 * interrupts again while both stay equal (a signal may land just
+	 * before the call enters the kernel and be lost).
+	 */
+	_Atomic(struct fx_uthread *) in_call;
+	_Atomic(struct fx_uthread *) call_intr;
 
 	/* dynamic core specialization (src/threads/specialize.c): the policy, and the window it measures */
 	struct fx_spec spec;
@@ -179,6 +189,9 @@ struct fx_carrier {
 	uint64_t switches, syscalls, idle_sleeps, steals, overflowed, handoffs;
 	uint64_t by_nr[512];
 };
+
+/* The engine in use is the synchronous one: each call runs at once, on its caller (sched.c) */
+extern bool fx_rt_inline;
 
 /* flexsc-run --specialize auto: carriers choose where their calls run (src/threads/specialize.c) */
 extern bool fx_rt_specialize;

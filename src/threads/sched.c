@@ -490,6 +490,15 @@ int fx_rt_kthread_arg(void *(*fn)(void *), void *arg)
 /* Makes u's exception-less call in flight, if any, come back early (-ECANCELED or -EINTR). */
 void fx_interrupt_call(struct fx_uthread *u)
 {
+	struct fx_carrier *h = u->home;
+
+	/* its call runs on its own carrier now (the synchronous engine): interrupt that carrier */
+	if (fx_rt_inline && h && atomic_load(&h->in_call) == u) {
+		atomic_store(&h->call_intr, u);
+		if (h != fx_carrier_self())
+			fx_raw_syscall6(SYS_tgkill, getpid(), h->tid, FX_SIG_INTERRUPT, 0, 0, 0);
+		return;
+	}
 	if (atomic_load(&u->state) == FX_U_OVERFLOW)
 		fx_overflow_interrupt(u);
 	if (atomic_load(&u->state) == FX_U_SYSCALL && u->home) {
@@ -906,6 +915,22 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 	self->handled = 0;
 	for (;;) {
 		c->in_rt = 1;
+		if (fx_rt_inline) {
+			/*
+			 * The call runs here, now, with this uthread on the CPU (its
+			 * batch is its own call). seq_cst store of in_call, then the
+			 * loads of the requests; a canceller or a signal's sender
+			 * stores its request, then loads in_call (fx_interrupt_call):
+			 * one of the two sees the other. Asked before it starts: the
+			 * call comes back interrupted, unstarted.
+			 */
+			atomic_store(&c->call_intr, NULL);
+			atomic_store(&c->in_call, self);
+			if (fx_cancel_pending(self) || (atomic_load(&self->sigpending) & ~self->sigmask)) {
+				r = -EINTR;
+				goto ran_here;
+			}
+		}
 		int err = flexsc_post(c->q, nr, nargs, args, self, &call);
 		if (err == -EAGAIN) {
 			reap(c);
@@ -927,20 +952,35 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 		} else if (!err) {
 			if (flexsc_poll(c->q, call, &r) == 0) {
 				/* a call that had to run here, at once */
+ran_here:
+				if (fx_rt_inline) {
+					atomic_store_explicit(&c->in_call, NULL, memory_order_relaxed);
+					atomic_store_explicit(&c->call_intr, NULL, memory_order_relaxed);
+				}
 				c->in_rt = 0;
 				/* a poke that came meanwhile could not raise its signal in the runtime */
 				if (fx_unlikely(atomic_load_explicit(&self->sigpending, memory_order_relaxed)))
 					fx_raise_pending();
-				return r;
+				/* cut short by the runtime's interrupt, or a handler: as below */
+				if (!fx_rt_inline || r != -EINTR || fx_cancel_pending(self))
+					return r;
+				if (self->handled == 2 || (self->handled && fx_never_restarted(nr, args)))
+					return -EINTR;
+				continue;
 			}
+			if (fx_rt_inline)
+				atomic_store_explicit(&c->in_call, NULL, memory_order_relaxed);
 			c->inflight++;
 			self->pending_call = call;
 			atomic_store(&self->state, FX_U_SYSCALL); /* seq_cst: see the check below */
 		}
 		c->in_rt = 0;
-		if (err)
+		if (err) {
+			if (fx_rt_inline)
+				atomic_store_explicit(&c->in_call, NULL, memory_order_relaxed);
 			return fx_raw_syscall6(nr, (long)args[0], (long)args[1], (long)args[2],
 					       (long)args[3], (long)args[4], (long)args[5]);
+		}
 		/*
 		 * Cancelled, or sent a signal it accepts, before its state said it
 		 * waits in a call: the sender may have seen it running and left
@@ -1346,6 +1386,22 @@ void fx_rt_start_carriers(void)
  */
 static struct flexsc_config rt_cfg;
 
+bool fx_rt_inline;
+
+/*
+ * Under the synchronous engine a call runs on the uthread that makes it, at
+ * once, as on NPTL: a batch of one. A batch of several would run the others'
+ * calls on whichever uthread flushes it, its context live on the carrier
+ * while they block: nothing else could run it (docs/threads.md, "The
+ * synchronous engine").
+ */
+static void calls_inline(void)
+{
+	fx_rt_inline = flexsc_engine_in_use(fx_rt_instance) == FLEXSC_ENGINE_SYNC;
+	if (fx_rt_inline)
+		fx_rt_instance->cfg.batch_threshold = 1;
+}
+
 int fx_rt_after_fork_child(void)
 {
 	struct fx_carrier *c = fx_carrier_self();
@@ -1369,6 +1425,10 @@ int fx_rt_after_fork_child(void)
 		flexsc_forget(bound_instance); /* its carriers are gone */
 	bound_instance = NULL;
 	int err = flexsc_register(&fx_rt_instance, &rt_cfg);
+	if (!err)
+		calls_inline();
+	atomic_store(&c->in_call, NULL);
+	atomic_store(&c->call_intr, NULL);
 	c->q = NULL;
 	if (!err)
 		err = flexsc_queue_create(fx_rt_instance, &c->q);
@@ -1626,6 +1686,7 @@ int fx_rt_start(void)
 	err = flexsc_register(&fx_rt_instance, &cfg);
 	if (err)
 		return err;
+	calls_inline();
 
 	struct fx_carrier *c0 = carrier_new(0, carrier_cpus[0]);
 	fx_main_uthread = fx_uthread_adopt_current();

@@ -23,7 +23,6 @@
  * All of it runs in a forked child the parent waits for, at most 30 s:
  * a hang is a FAIL line, not a stuck test.
  */
-// flexsc-test: skip-config sync a carrier that runs a blocking read itself while another uthread of it holds the lock its writer waits for deadlocks (docs/threads.md, Known limits)
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
