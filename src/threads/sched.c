@@ -494,7 +494,7 @@ void fx_interrupt_call(struct fx_uthread *u)
 
 	/* its call runs on its own carrier now (the synchronous engine): interrupt that carrier */
 	if (fx_rt_inline && h && atomic_load(&h->in_call) == u) {
-		atomic_store(&h->call_intr, u);
+		atomic_store(&h->call_intr, u); /* the monitor asks again, should this signal be lost */
 		if (h != fx_carrier_self())
 			fx_raw_syscall6(SYS_tgkill, getpid(), h->tid, FX_SIG_INTERRUPT, 0, 0, 0);
 		return;
@@ -1301,6 +1301,14 @@ static bool monitor_tick(void)
 				__atomic_load_n(&c->syscalls, __ATOMIC_RELAXED);
 		bool stale = beat == c->mon_beat;
 		c->mon_beat = beat;
+		/*
+		 * A call run on its caller (the synchronous engine) that must come
+		 * back early and has not since the last look: the interrupt may
+		 * have landed just before the call entered the kernel. Again.
+		 */
+		struct fx_uthread *ic = atomic_load(&c->in_call);
+		if (ic && stale && c->tid && atomic_load(&c->call_intr) == ic)
+			fx_raw_syscall6(SYS_tgkill, getpid(), c->tid, FX_SIG_INTERRUPT, 0, 0, 0);
 		struct fx_uthread *cur = __atomic_load_n(&c->current, __ATOMIC_RELAXED);
 		if (atomic_load(&c->handed)) {
 			/* a wake that raced with the hand-over; calls out on a carrier still blocked */

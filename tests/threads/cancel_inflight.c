@@ -23,7 +23,6 @@
  *
  * Usage: cancel_inflight [ROUNDS [WATCHDOG_MS]]   (2000, 30000)
  */
-// flexsc-test: skip-config sync (not fixed: the sync engine's carrier blocked in the victim's read is signalled once, and a signal that lands just before it enters the kernel is lost; it hangs in most runs, before this change too)
 #define _GNU_SOURCE
 #define CHECK_NAME "cancel_inflight"
 #include "check.h"
