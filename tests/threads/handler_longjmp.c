@@ -15,7 +15,6 @@
  * jump, every later interposed call ran directly on it, and on one carrier
  * the read blocked the writer: a hang.
  */
-// flexsc-test: skip-config sync (a read and the write that ends it, posted by two threads of one carrier: the sync engine runs the read first, on the carrier, and the write never comes)
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <setjmp.h>

@@ -6,7 +6,6 @@
  * write of more than the pipe holds moves what fits (its capacity, when it
  * was empty) and returns that count.
  */
-// flexsc-test: skip-config sync (the writer blocks in write() while the thread that drains the pipe runs: the sync engine blocks their carrier)
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>

@@ -24,7 +24,6 @@
  *
  * Usage: pipe_streams_wake [ROUNDS [WATCHDOG_MS]]   (300, 30000)
  */
-// flexsc-test: skip-config sync (writers and readers blocked in their calls outnumber the carriers: the sync engine blocks them)
 #define _GNU_SOURCE
 #define CHECK_NAME "pipe_streams_wake"
 #include "check.h"

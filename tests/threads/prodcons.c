@@ -7,7 +7,6 @@
  * Every item is consumed exactly once: counts, sums and a per-producer
  * order check (one consumer sees a producer's items in the order made).
  */
-// flexsc-test: skip-config sync (consumers blocked in read() outnumber the carriers: the sync engine blocks them)
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>

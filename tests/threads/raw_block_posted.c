@@ -11,7 +11,6 @@
  * monitor's poke (docs/threads.md, "A carrier blocked in the kernel") does.
  * Without the poke this hangs; a watchdog alarm ends a hang.
  */
-// flexsc-test: skip-config sync the sync engine runs a posted read on its carrier at a flush: a hand-over cannot help a carrier's batch
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>

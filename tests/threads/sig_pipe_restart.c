@@ -7,7 +7,6 @@
  *   2. kill(getpid()) while every other thread blocks the signal.
  * Each step also checks that the handler ran while the write was blocked.
  */
-// flexsc-test: skip-config sync (the writer blocks in write() while the thread that drains the pipe runs: the sync engine blocks their carrier)
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>

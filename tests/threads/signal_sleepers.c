@@ -9,7 +9,6 @@
  * SIGTERM). The handler must run and main's poll must see its byte within
  * 5 s, three rounds.
  */
-// flexsc-test: skip-config sync (the readers' read() calls outnumber the carriers: the sync engine blocks main's poll behind them)
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>

@@ -16,7 +16,6 @@
  * No step waits forever for a signal: each gives up after a few seconds
  * and reports FAIL.
  */
-// flexsc-test: skip-config sync (step 3's reader blocks in read() while the thread that releases it runs: the sync engine blocks their carrier)
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>

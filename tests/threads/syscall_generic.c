@@ -21,7 +21,6 @@
  * also not have begun yet on NPTL, which changes nothing in what it
  * returns. The signals are sent every 2 ms until they took effect.
  */
-// flexsc-test: skip-config sync (the sync engine runs a posted read on the carrier at the flush: the writer queued behind it never runs)
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
