@@ -966,6 +966,7 @@ ran_here:
 					return r;
 				if (self->handled == 2 || (self->handled && fx_never_restarted(nr, args)))
 					return -EINTR;
+				c = fx_carrier_self(); /* a handler may have blocked, and moved it */
 				continue;
 			}
 			if (fx_rt_inline)
