@@ -310,22 +310,15 @@ static struct fx_uthread *pick_next(struct fx_carrier *c)
  */
 static void raise_pending(struct fx_carrier *c, struct fx_uthread *u)
 {
-	uint64_t ready = atomic_load(&u->sigpending) & ~u->sigmask;
-
-	while (ready) {
-		int bit = __builtin_ctzll(ready);
-		ready &= ready - 1;
-		atomic_fetch_and(&u->sigpending, ~(1ull << bit));
-		atomic_fetch_and(&u->sigpending_proc, ~(1ull << bit));
-		fx_raw_syscall6(SYS_tgkill, getpid(), c->tid, bit + 1, 0, 0, 0);
-	}
+	if ((atomic_load(&u->sigpending) & ~u->sigmask) || c->kextra)
+		fx_sig_raise(c, u); /* with their siginfo, realtime ones queued (signals.c) */
 }
 
 void fx_raise_pending(void)
 {
 	struct fx_carrier *c = fx_carrier_self();
 
-	if (c && c->current && atomic_load(&c->current->sigpending))
+	if (c && c->current && (atomic_load(&c->current->sigpending) || c->kextra))
 		raise_pending(c, c->current);
 }
 
@@ -343,7 +336,7 @@ static void finish_switch(void)
 		fx_uthread_free(c->to_free);
 		c->to_free = NULL;
 	}
-	if (c->current && atomic_load_explicit(&c->current->sigpending, memory_order_relaxed))
+	if (c->current && (atomic_load_explicit(&c->current->sigpending, memory_order_relaxed) || c->kextra))
 		raise_pending(c, c->current);
 }
 
@@ -357,9 +350,16 @@ static void switch_prepare(struct fx_carrier *c, struct fx_uthread *prev, struct
 	next->home = c;
 	fx_uthread_set_tid(next, c->tid);
 	fx_altstack_sync(c, next);
-	if (next->sigmask != c->kmask) {
-		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&next->sigmask, 0, 8, 0, 0);
-		c->kmask = next->sigmask;
+	/*
+	 * What is pending for it in the runtime stays blocked until
+	 * finish_switch has raised it: one of those numbers the kernel has
+	 * for the process would otherwise come first.
+	 */
+	c->kextra = atomic_load_explicit(&next->sigpending, memory_order_relaxed) & ~next->sigmask;
+	uint64_t want = next->sigmask | c->kextra;
+	if (want != c->kmask) {
+		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&want, 0, 8, 0, 0);
+		c->kmask = want;
 	}
 	c->current = next;
 	c->prev = prev;
@@ -1456,6 +1456,7 @@ static void poked(int sig, siginfo_t *si, void *uc)
 	(void)sig, (void)si;
 	if (!c || !c->current || c->in_rt || fx_in_handler(c))
 		return;
+	c->raw_handler++;
 	if (atomic_load_explicit(&c->handed, memory_order_relaxed) && c->inflight && at_syscall(uc)) {
 		int saved = errno;
 		c->in_rt = 1;
@@ -1466,6 +1467,7 @@ static void poked(int sig, siginfo_t *si, void *uc)
 		errno = saved;
 	}
 	fx_raise_pending();
+	c->raw_handler--;
 	if (c->current->cancel_async && fx_cancel_pending(c->current))
 		fx_cancel_async_poked(uc);
 }
