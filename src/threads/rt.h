@@ -390,6 +390,10 @@ void fx_altstack_switch(struct fx_carrier *c, struct fx_uthread *next);
 long fx_sigaltstack(const stack_t *ss, stack_t *old);
 bool fx_kstate_call(long nr, const long *args, long *ret);
 void fx_kstate_named(struct fx_uthread *u);
+/* Names the calling carrier's kernel thread (not carrier 0's: the process's). */
+void fx_kstate_name_carrier(const struct fx_carrier *c);
+/* In a fork child: its one kernel thread takes the forking uthread's name, as NPTL's child has. */
+void fx_kstate_name_forked(const struct fx_uthread *self);
 
 /* The carrier's sigaltstack becomes next's (none for NULL: the scheduler context); no call when both have none. */
 static inline void fx_altstack_sync(struct fx_carrier *c, struct fx_uthread *next)

@@ -50,6 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -1056,6 +1057,7 @@ static void *carrier_main(void *arg)
 		fprintf(stderr, "flexsc-run: carrier %d could not start\n", c->index);
 		abort();
 	}
+	fx_kstate_name_carrier(c);
 	__asm__ volatile("rdfsbase %0" : "=r"(c->native_tcb));
 	fx_ctx_switch(&c->native_sp, c->idle->sp, c->idle->tcb);
 	/* only an exclusive carrier comes back, once its uthread has exited */
@@ -1289,6 +1291,7 @@ static void *monitor_main(void *arg)
 	uint64_t period = FX_MON_MAX_NS;
 
 	(void)arg;
+	fx_raw_syscall6(SYS_prctl, PR_SET_NAME, (long)"flexsc-monitor", 0, 0, 0, 0);
 	for (;;) {
 		struct timespec ts = { 0, (long)period };
 		fx_raw_syscall6(SYS_nanosleep, (long)&ts, 0, 0, 0, 0, 0);
@@ -1386,6 +1389,7 @@ int fx_rt_after_fork_child(void)
 	atomic_store(&c->parked, 0);
 	c->pthread = (pthread_t)self->tcb; /* glibc's fork made the forking thread the only one it knows */
 	c->tid = (int)fx_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	fx_kstate_name_forked(self); /* the child is named for the thread that forked, not its carrier */
 	c->rq_head = c->rq_tail = NULL;
 	atomic_store(&c->rq_len, 0);
 	atomic_store(&c->rq_lock, 0);
