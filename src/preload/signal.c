@@ -79,12 +79,15 @@ FX_PUBLIC int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 		from_bits(old, cur);
 	if (next != cur) {
 		u->sigmask = next;
-		c->kmask = next;
-		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&next, 0, 8, 0, 0);
 		if (cur & ~next)
-			fx_sig_mask_changed(u);
+			fx_sig_mask_changed(u); /* the process's pending ones it now takes */
 		if (next & ~cur)
 			fx_sig_mask_blocked(u, next & ~cur);
+		/* those pending in the runtime stay blocked until raised: they come first */
+		c->kextra = atomic_load(&u->sigpending) & ~next;
+		uint64_t want = next | c->kextra;
+		c->kmask = want;
+		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&want, 0, 8, 0, 0);
 		fx_raise_pending();
 	}
 	return 0;
@@ -282,8 +285,11 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
 		 * reschedule point (it only computes).
 		 */
 		if (!fx_in_handler(c) && c->current && !c->in_rt &&
-		    (atomic_load(&c->current->sigpending) & ~c->current->sigmask))
+		    (atomic_load(&c->current->sigpending) & ~c->current->sigmask)) {
+			c->raw_handler++; /* still in this handler's frame: its mask comes back */
 			fx_raise_pending();
+			c->raw_handler--;
+		}
 	}
 }
 

@@ -84,9 +84,21 @@ long fx_sigaltstack(const stack_t *ss, stack_t *old)
 }
 
 /* At the runtime's start: an alternate stack the main thread already has stays the main uthread's. */
+/*
+ * The process's name when the runtime started: what PR_GET_NAME gives a
+ * thread never named (the kernel copies the creator's name to a new
+ * thread; one named hands its name on to the uthreads it creates). Not
+ * the carrier's: carriers and spares other than the first are named
+ * "flexsc-carrier" (fx_kstate_name_carrier).
+ */
+static char proc_name[16];
+
 void fx_kstate_start(struct fx_carrier *c0, struct fx_uthread *main_u)
 {
 	stack_t cur;
+
+	fx_raw_syscall6(SYS_prctl, PR_GET_NAME, (long)proc_name, 0, 0, 0, 0);
+	proc_name[sizeof(proc_name) - 1] = 0;
 
 	if (fx_raw_syscall6(SYS_sigaltstack, 0, (long)&cur, 0, 0, 0, 0) == 0 && !(cur.ss_flags & SS_DISABLE)) {
 		main_u->altstack = cur;
@@ -140,7 +152,7 @@ void fx_kstate_named(struct fx_uthread *u)
 	}
 }
 
-/* PR_SET_NAME, PR_GET_NAME: the uthread's name; one never named reads its carrier's (the process's). */
+/* PR_SET_NAME, PR_GET_NAME: the uthread's name; one never named reads the process's (at the start). */
 static bool name_call(struct fx_uthread *u, const long *a, long *ret)
 {
 	char *name = (char *)a[1];
@@ -152,9 +164,7 @@ static bool name_call(struct fx_uthread *u, const long *a, long *ret)
 		*ret = 0;
 		return true;
 	}
-	if (!u->name[0])
-		return false;
-	memcpy(name, u->name, sizeof(u->name));
+	memcpy(name, u->name[0] ? u->name : proc_name, sizeof(u->name));
 	*ret = 0;
 	return true;
 }
@@ -189,4 +199,23 @@ bool fx_kstate_call(long nr, const long *a, long *ret)
 		return !fx_in_handler(c) && fx_ufutex_call(a, ret);
 	}
 	return false;
+}
+
+/*
+ * A carrier's kernel thread is named for what it is: a carrier of the
+ * runtime ("flexsc-carrier", as its syscall threads are "flexsc-sys"), so
+ * that the program's own kernel threads can be told from the runtime's in
+ * /proc/PID/task/\*\/comm. An exclusive carrier is the program's thread (it
+ * runs one uthread and ends with it): the process's name.
+ */
+void fx_kstate_name_carrier(const struct fx_carrier *c)
+{
+	const char *name = c->own ? proc_name : "flexsc-carrier";
+
+	fx_raw_syscall6(SYS_prctl, PR_SET_NAME, (long)name, 0, 0, 0, 0);
+}
+
+void fx_kstate_name_forked(const struct fx_uthread *self)
+{
+	fx_raw_syscall6(SYS_prctl, PR_SET_NAME, (long)(self->name[0] ? self->name : proc_name), 0, 0, 0, 0);
 }

@@ -29,6 +29,11 @@ enum fx_ustate {
 
 struct fx_carrier;
 struct fx_waiter;
+struct fx_sigq_ent;
+/* Signals pending in the runtime, with their siginfo, in the order they came (signals.c). */
+struct fx_sigq {
+	struct fx_sigq_ent *head, *tail;
+};
 
 #define FX_KEYS_MAX 1024 /* PTHREAD_KEYS_MAX */
 
@@ -65,6 +70,7 @@ struct fx_uthread {
 	uint64_t sigmask;           /* its signal mask (kernel sigset); carriers take it when they run it */
 	_Atomic uint64_t sigpending; /* sent by pthread_kill, raised when it next runs unblocked */
 	_Atomic uint64_t sigpending_proc; /* those of them the process was sent: others take them if it blocks them or exits */
+	struct fx_sigq sigq;        /* the siginfo of those pending signals, realtime ones queued (signals.c, under its lock) */
 	int cancel_disabled;        /* PTHREAD_CANCEL_DISABLE */
 	int cancel_async;           /* PTHREAD_CANCEL_ASYNCHRONOUS (acted on at cancellation points) */
 	_Atomic int cancel_requested;
@@ -139,6 +145,23 @@ struct fx_carrier {
 	 */
 	int in_handler;
 	struct { uintptr_t lo, hi; } hframe[FX_HANDLER_NEST];
+	/*
+	 * Holds signals.c's lock (or is taking it) for its uthread: a handler
+	 * that would raise pending signals then leaves it to the unlock
+	 * (sig_deferred) rather than wait for a lock it interrupted.
+	 */
+	int sig_locked;
+	bool sig_deferred;
+	/*
+	 * raw_handler: inside a handler of the runtime's own (the poke), whose
+	 * mask the kernel puts back when it returns. kextra: signals blocked
+	 * on top of the uthread's mask because they were pending in the runtime
+	 * when it was switched in (or unblocked): a signal of the same number
+	 * sent to the process meanwhile must not be delivered before them.
+	 * fx_sig_raise unblocks them once it has raised them.
+	 */
+	int raw_handler;
+	uint64_t kextra;
 	uint64_t kmask;             /* the kernel signal mask of this carrier's thread */
 	struct fx_uthread *alt_owner; /* whose sigaltstack the kernel has for this thread; NULL: none */
 	void *krobust;              /* the robust list the kernel has for this thread: its own NPTL one */
@@ -380,6 +403,10 @@ void fx_altstack_switch(struct fx_carrier *c, struct fx_uthread *next);
 long fx_sigaltstack(const stack_t *ss, stack_t *old);
 bool fx_kstate_call(long nr, const long *args, long *ret);
 void fx_kstate_named(struct fx_uthread *u);
+/* Names the calling carrier's kernel thread (not carrier 0's: the process's). */
+void fx_kstate_name_carrier(const struct fx_carrier *c);
+/* In a fork child: its one kernel thread takes the forking uthread's name, as NPTL's child has. */
+void fx_kstate_name_forked(const struct fx_uthread *self);
 
 /* The carrier's sigaltstack becomes next's (none for NULL: the scheduler context); no call when both have none. */
 static inline void fx_altstack_sync(struct fx_carrier *c, struct fx_uthread *next)

@@ -50,6 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -310,22 +311,15 @@ static struct fx_uthread *pick_next(struct fx_carrier *c)
  */
 static void raise_pending(struct fx_carrier *c, struct fx_uthread *u)
 {
-	uint64_t ready = atomic_load(&u->sigpending) & ~u->sigmask;
-
-	while (ready) {
-		int bit = __builtin_ctzll(ready);
-		ready &= ready - 1;
-		atomic_fetch_and(&u->sigpending, ~(1ull << bit));
-		atomic_fetch_and(&u->sigpending_proc, ~(1ull << bit));
-		fx_raw_syscall6(SYS_tgkill, getpid(), c->tid, bit + 1, 0, 0, 0);
-	}
+	if ((atomic_load(&u->sigpending) & ~u->sigmask) || c->kextra)
+		fx_sig_raise(c, u); /* with their siginfo, realtime ones queued (signals.c) */
 }
 
 void fx_raise_pending(void)
 {
 	struct fx_carrier *c = fx_carrier_self();
 
-	if (c && c->current && atomic_load(&c->current->sigpending))
+	if (c && c->current && (atomic_load(&c->current->sigpending) || c->kextra))
 		raise_pending(c, c->current);
 }
 
@@ -343,7 +337,7 @@ static void finish_switch(void)
 		fx_uthread_free(c->to_free);
 		c->to_free = NULL;
 	}
-	if (c->current && atomic_load_explicit(&c->current->sigpending, memory_order_relaxed))
+	if (c->current && (atomic_load_explicit(&c->current->sigpending, memory_order_relaxed) || c->kextra))
 		raise_pending(c, c->current);
 }
 
@@ -357,9 +351,16 @@ static void switch_prepare(struct fx_carrier *c, struct fx_uthread *prev, struct
 	next->home = c;
 	fx_uthread_set_tid(next, c->tid);
 	fx_altstack_sync(c, next);
-	if (next->sigmask != c->kmask) {
-		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&next->sigmask, 0, 8, 0, 0);
-		c->kmask = next->sigmask;
+	/*
+	 * What is pending for it in the runtime stays blocked until
+	 * finish_switch has raised it: one of those numbers the kernel has
+	 * for the process would otherwise come first.
+	 */
+	c->kextra = atomic_load_explicit(&next->sigpending, memory_order_relaxed) & ~next->sigmask;
+	uint64_t want = next->sigmask | c->kextra;
+	if (want != c->kmask) {
+		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&want, 0, 8, 0, 0);
+		c->kmask = want;
 	}
 	c->current = next;
 	c->prev = prev;
@@ -1097,6 +1098,7 @@ static void *carrier_main(void *arg)
 		fprintf(stderr, "flexsc-run: carrier %d could not start\n", c->index);
 		abort();
 	}
+	fx_kstate_name_carrier(c);
 	__asm__ volatile("rdfsbase %0" : "=r"(c->native_tcb));
 	fx_ctx_switch(&c->native_sp, c->idle->sp, c->idle->tcb);
 	/* only an exclusive carrier comes back, once its uthread has exited */
@@ -1338,6 +1340,7 @@ static void *monitor_main(void *arg)
 	uint64_t period = FX_MON_MAX_NS;
 
 	(void)arg;
+	fx_raw_syscall6(SYS_prctl, PR_SET_NAME, (long)"flexsc-monitor", 0, 0, 0, 0);
 	for (;;) {
 		struct timespec ts = { 0, (long)period };
 		fx_raw_syscall6(SYS_nanosleep, (long)&ts, 0, 0, 0, 0, 0);
@@ -1455,6 +1458,7 @@ int fx_rt_after_fork_child(void)
 	atomic_store(&c->parked, 0);
 	c->pthread = (pthread_t)self->tcb; /* glibc's fork made the forking thread the only one it knows */
 	c->tid = (int)fx_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	fx_kstate_name_forked(self); /* the child is named for the thread that forked, not its carrier */
 	c->rq_head = c->rq_tail = NULL;
 	atomic_store(&c->rq_len, 0);
 	atomic_store(&c->rq_lock, 0);
@@ -1525,6 +1529,7 @@ static void poked(int sig, siginfo_t *si, void *uc)
 	(void)sig, (void)si;
 	if (!c || !c->current || c->in_rt || fx_in_handler(c))
 		return;
+	c->raw_handler++;
 	if (atomic_load_explicit(&c->handed, memory_order_relaxed) && c->inflight && at_syscall(uc)) {
 		int saved = errno;
 		c->in_rt = 1;
@@ -1535,6 +1540,7 @@ static void poked(int sig, siginfo_t *si, void *uc)
 		errno = saved;
 	}
 	fx_raise_pending();
+	c->raw_handler--;
 	if (c->current->cancel_async && fx_cancel_pending(c->current))
 		fx_cancel_async_poked(uc);
 }

@@ -15,10 +15,16 @@
  *      call then fails with EINTR or restarts, by the handler's SA_RESTART,
  *      as in the kernel) and the handler runs on it when it resumes;
  *   3. else it stays pending for the process until a uthread unblocks it or
- *      waits for it.
+ *      waits for it. *
+ * A pending signal keeps its siginfo, and realtime ones queue (sigq, a
+ * bounded pool): raised, each goes to the carrier with
+ * rt_tgsigqueueinfo, and while they wait the carrier keeps their numbers
+ * blocked (kextra) so that one the kernel has for the process cannot
+ * overtake them.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -33,14 +39,181 @@
 
 #define BIT(sig) (1ull << ((sig) - 1))
 
-static _Atomic int reg_lock;            /* the registry, the sigwait list, proc_pending */
+static _Atomic int reg_lock;            /* the registry, the sigwait list, proc_pending, the siginfo queues */
 static struct fx_uthread *reg_head;     /* live uthreads */
 static struct fx_wlist sigwaiters;      /* uthreads in sigwait */
 static _Atomic uint64_t proc_pending;   /* process-directed, no uthread could take them yet */
 
+/*
+ * The siginfo of the signals pending in the runtime (on a uthread, or on
+ * the process), in the order they came: a realtime signal queues (each
+ * one sent is delivered, with its own siginfo), a standard one pending
+ * already is one, as in the kernel. The entries come from a pool of
+ * FX_SIGQ_MAX for the whole process (the kernel's RLIMIT_SIGPENDING, per
+ * user, is in the thousands): beyond it a signal is still pending, as
+ * its bit, but its siginfo is not kept, and it is one with any other of
+ * its number pending there. A signal pending as a bit with no entry is
+ * raised once, with the siginfo of a kill from this process.
+ */
+#define FX_SIGQ_MAX 1024
+
+struct fx_sigq_ent {
+	struct fx_sigq_ent *next;
+	bool proc;                      /* sent to the process (it goes to another uthread if this one cannot take it) */
+	siginfo_t info;
+};
+
+static struct fx_sigq_ent sigq_pool[FX_SIGQ_MAX];
+static struct fx_sigq_ent *sigq_free;
+static unsigned sigq_fresh;             /* entries of the pool never used yet */
+static struct fx_sigq proc_q;           /* the siginfo of proc_pending's */
+
 /* Signals the runtime or glibc owns: never waited for, never blocked by an idle carrier. */
 static const uint64_t reserved = BIT(SIGKILL) | BIT(SIGSTOP) | BIT(32) | BIT(33) |
 				BIT(FX_SIG_POKE) | BIT(FX_SIG_INTERRUPT);
+
+/*
+ * reg_lock, taken by a carrier (or another kernel thread: c NULL). A
+ * handler on that carrier that would raise pending signals (which takes
+ * the lock) leaves that to unlock_reg instead: the lock may be the one
+ * it interrupted.
+ */
+static struct fx_carrier *lock_reg(void)
+{
+	struct fx_carrier *c = fx_carrier_self();
+
+	if (c) {
+		c->sig_locked++;
+		atomic_signal_fence(memory_order_seq_cst);
+	}
+	fx_spin_lock(&reg_lock);
+	return c;
+}
+
+static void unlock_reg(struct fx_carrier *c)
+{
+	fx_spin_unlock(&reg_lock);
+	if (!c)
+		return;
+	atomic_signal_fence(memory_order_seq_cst);
+	if (--c->sig_locked == 0 && c->sig_deferred) {
+		c->sig_deferred = false;
+		if (c->current && atomic_load(&c->current->state) == FX_U_RUNNING)
+			fx_raise_pending();
+	}
+}
+
+/* ---- the siginfo queues: with reg_lock held ---- */
+
+static bool is_rt(int sig)
+{
+	return sig >= 32;
+}
+
+static struct fx_sigq_ent *ent_get(void)
+{
+	struct fx_sigq_ent *e = sigq_free;
+
+	if (e)
+		sigq_free = e->next;
+	else if (sigq_fresh < FX_SIGQ_MAX)
+		e = &sigq_pool[sigq_fresh++];
+	return e;
+}
+
+static void ent_put(struct fx_sigq_ent *e)
+{
+	e->next = sigq_free;
+	sigq_free = e;
+}
+
+static void q_push(struct fx_sigq *q, struct fx_sigq_ent *e)
+{
+	e->next = NULL;
+	if (q->tail)
+		q->tail->next = e;
+	else
+		q->head = e;
+	q->tail = e;
+}
+
+/* The first entry of q for sig (only one sent to the process, if proc_only), unlinked; NULL if none. */
+static struct fx_sigq_ent *q_take(struct fx_sigq *q, int sig, bool proc_only)
+{
+	struct fx_sigq_ent *prev = NULL;
+
+	for (struct fx_sigq_ent *e = q->head; e; prev = e, e = e->next) {
+		if (e->info.si_signo != sig || (proc_only && !e->proc))
+			continue;
+		if (prev)
+			prev->next = e->next;
+		else
+			q->head = e->next;
+		if (q->tail == e)
+			q->tail = prev;
+		e->next = NULL;
+		return e;
+	}
+	return NULL;
+}
+
+static bool q_has(const struct fx_sigq *q, int sig, bool proc_only)
+{
+	for (const struct fx_sigq_ent *e = q->head; e; e = e->next)
+		if (e->info.si_signo == sig && (!proc_only || e->proc))
+			return true;
+	return false;
+}
+
+/* Puts e on q, or frees it when it is a standard signal q has already. */
+static void q_put(struct fx_sigq *q, struct fx_sigq_ent *e, bool proc)
+{
+	if (!is_rt(e->info.si_signo) && q_has(q, e->info.si_signo, false)) {
+		ent_put(e);
+		return;
+	}
+	e->proc = proc;
+	q_push(q, e);
+}
+
+/* Records the siginfo of sig, pending now on q. */
+static void q_add(struct fx_sigq *q, int sig, const siginfo_t *info, bool proc)
+{
+	if (!is_rt(sig) && q_has(q, sig, false))
+		return; /* one already: a standard signal does not queue */
+	struct fx_sigq_ent *e = ent_get();
+	if (!e)
+		return; /* the pool is spent: the signal is its bit only */
+	e->info = *info;
+	e->info.si_signo = sig;
+	q_put(q, e, proc);
+}
+
+/* The siginfo of a signal pending without one: a kill from this process. */
+static void plain_info(siginfo_t *info, int sig)
+{
+	memset(info, 0, sizeof(*info));
+	info->si_signo = sig;
+	info->si_code = SI_USER;
+}
+
+/* Moves the entries for sig (sent to the process) from one queue to another; how many. */
+static int q_move(struct fx_sigq *from, struct fx_sigq *to, int sig, bool proc_only)
+{
+	struct fx_sigq_ent *e;
+	int n = 0;
+
+	while ((e = q_take(from, sig, proc_only))) {
+		q_put(to, e, true);
+		n++;
+	}
+	if (!n) {
+		siginfo_t info;
+		plain_info(&info, sig);
+		q_add(to, sig, &info, true);
+	}
+	return n;
+}
 
 uint64_t fx_sig_idle_mask(void)
 {
@@ -49,20 +222,23 @@ uint64_t fx_sig_idle_mask(void)
 
 void fx_sig_register(struct fx_uthread *u)
 {
-	fx_spin_lock(&reg_lock);
+	struct fx_carrier *c = lock_reg();
+
 	u->reg_prev = NULL;
 	u->reg_next = reg_head;
 	if (reg_head)
 		reg_head->reg_prev = u;
 	reg_head = u;
-	fx_spin_unlock(&reg_lock);
+	unlock_reg(c);
 }
 
 static void pass_on(struct fx_uthread *u, uint64_t set);
 
 void fx_sig_unregister(struct fx_uthread *u)
 {
-	fx_spin_lock(&reg_lock);
+	struct fx_carrier *c = lock_reg();
+	struct fx_sigq_ent *e;
+
 	if (u->reg_prev)
 		u->reg_prev->reg_next = u->reg_next;
 	else if (reg_head == u)
@@ -72,7 +248,12 @@ void fx_sig_unregister(struct fx_uthread *u)
 	u->reg_prev = u->reg_next = NULL;
 	/* what the process was sent and it has not taken: the others' (its own are lost with it) */
 	pass_on(u, ~0ull);
-	fx_spin_unlock(&reg_lock);
+	while ((e = u->sigq.head)) {
+		u->sigq.head = e->next;
+		ent_put(e);
+	}
+	u->sigq.tail = NULL;
+	unlock_reg(c);
 }
 
 /*
@@ -105,8 +286,8 @@ static bool to_sigwaiter(int sig, const siginfo_t *info, const struct fx_uthread
 	return false;
 }
 
-/* With reg_lock held: makes sig pending on u (which accepts it) and gets u to take it. */
-static void to_uthread(struct fx_uthread *u, int sig)
+/* With reg_lock held: sig is pending on u (which accepts it): gets u to take it. */
+static void wake_for(struct fx_uthread *u, int sig)
 {
 	/* the signal first, then the state: pairs with fx_rt_syscall's state store and check */
 	atomic_fetch_or(&u->sigpending, BIT(sig));
@@ -120,6 +301,15 @@ static void to_uthread(struct fx_uthread *u, int sig)
 		fx_raw_syscall6(SYS_tgkill, getpid(), c->tid, FX_SIG_POKE, 0, 0, 0);
 	else if (state != FX_U_RUNNABLE)
 		poke(u); /* raised on its carrier as soon as it runs again */
+}
+
+/* With reg_lock held: makes sig (info; proc: sent to the process) pending on u, which accepts it. */
+static void to_uthread(struct fx_uthread *u, int sig, const siginfo_t *info, bool proc)
+{
+	q_add(&u->sigq, sig, info, proc);
+	if (proc)
+		atomic_fetch_or(&u->sigpending_proc, BIT(sig));
+	wake_for(u, sig);
 }
 
 /* Whether sig is left to a default action that ends or stops the process (signal(7)). */
@@ -185,13 +375,6 @@ static struct fx_uthread *taker(int sig, const struct fx_uthread *not)
 	return best;
 }
 
-/* With reg_lock held: a process-directed signal for u, which accepts it. */
-static void to_uthread_proc(struct fx_uthread *u, int sig)
-{
-	atomic_fetch_or(&u->sigpending_proc, BIT(sig));
-	to_uthread(u, sig);
-}
-
 /*
  * With reg_lock held: the process-directed signals of set that u was
  * given and has not taken (it blocks them now, or it exits) go to
@@ -204,15 +387,21 @@ static void pass_on(struct fx_uthread *u, uint64_t set)
 
 	if (!mine)
 		return;
-	mine &= atomic_fetch_and(&u->sigpending, ~mine); /* those still pending: raise_pending may take some */
+	mine &= atomic_load(&u->sigpending); /* those still pending (raising them takes reg_lock) */
 	while (mine) {
 		int sig = __builtin_ctzll(mine) + 1;
 		mine &= mine - 1;
 		struct fx_uthread *t = taker(sig, u);
-		if (t)
-			to_uthread_proc(t, sig);
-		else
+		/* every one it was sent, with its siginfo; those sent to u itself stay */
+		q_move(&u->sigq, t ? &t->sigq : &proc_q, sig, true);
+		if (!q_has(&u->sigq, sig, false))
+			atomic_fetch_and(&u->sigpending, ~BIT(sig));
+		if (t) {
+			atomic_fetch_or(&t->sigpending_proc, BIT(sig));
+			wake_for(t, sig);
+		} else {
 			atomic_fetch_or(&proc_pending, BIT(sig));
+		}
 	}
 }
 
@@ -220,9 +409,9 @@ void fx_sig_mask_blocked(struct fx_uthread *u, uint64_t blocked)
 {
 	if (!(atomic_load(&u->sigpending_proc) & blocked))
 		return;
-	fx_spin_lock(&reg_lock);
+	struct fx_carrier *c = lock_reg();
 	pass_on(u, blocked);
-	fx_spin_unlock(&reg_lock);
+	unlock_reg(c);
 }
 
 /* A process-directed signal the kernel gave the signal thread. */
@@ -230,19 +419,21 @@ static void dispatch(int sig, const siginfo_t *info)
 {
 	bool by_default = default_acts(sig);
 
-	fx_spin_lock(&reg_lock);
+	struct fx_carrier *c = lock_reg();
 	if (to_sigwaiter(sig, info, NULL)) {
-		fx_spin_unlock(&reg_lock);
+		unlock_reg(c);
 		return;
 	}
 	struct fx_uthread *best = taker(sig, NULL);
 	if (best && !by_default && ignored(sig))
 		; /* a thread accepts it, and it does nothing there: gone, as in the kernel */
 	else if (best && !by_default)
-		to_uthread_proc(best, sig);
-	else if (!best)
+		to_uthread(best, sig, info, true);
+	else if (!best) {
+		q_add(&proc_q, sig, info, true);
 		atomic_fetch_or(&proc_pending, BIT(sig));
-	fx_spin_unlock(&reg_lock);
+	}
+	unlock_reg(c);
 	if (best && by_default)
 		act_by_default(sig);
 }
@@ -256,19 +447,19 @@ void fx_sig_send(struct fx_uthread *u, int sig)
 	info.si_code = SI_TKILL;
 	info.si_pid = getpid();
 	info.si_uid = getuid();
-	fx_spin_lock(&reg_lock);
+	struct fx_carrier *c = lock_reg();
 	/* sigwait_set is set, under the lock, only while u waits in sigwait */
 	if (!((u->sigwait_set & BIT(sig)) && to_sigwaiter(sig, &info, u))) {
-		if (u->sigmask & BIT(sig))
-			atomic_fetch_or(&u->sigpending, BIT(sig)); /* until it unblocks or waits for it */
-		else if (ignored(sig))
+		if (u->sigmask & BIT(sig) || (u == fx_uthread_self() && !ignored(sig))) {
+			/* until it unblocks or waits for it; or raised by the caller, once unlocked */
+			q_add(&u->sigq, sig, &info, false);
+			atomic_fetch_or(&u->sigpending, BIT(sig));
+		} else if (ignored(sig))
 			; /* discarded, as the kernel does: it would end u's sleep for nothing */
-		else if (u == fx_uthread_self())
-			atomic_fetch_or(&u->sigpending, BIT(sig)); /* raised by the caller, once unlocked */
 		else
-			to_uthread(u, sig);
+			to_uthread(u, sig, &info, false);
 	}
-	fx_spin_unlock(&reg_lock);
+	unlock_reg(c);
 }
 
 void fx_sig_mask_changed(struct fx_uthread *u)
@@ -277,11 +468,13 @@ void fx_sig_mask_changed(struct fx_uthread *u)
 
 	if (!take)
 		return;
-	fx_spin_lock(&reg_lock);
+	struct fx_carrier *c = lock_reg();
 	take = atomic_fetch_and(&proc_pending, ~take) & take;
+	for (uint64_t t = take; t; t &= t - 1)
+		q_move(&proc_q, &u->sigq, __builtin_ctzll(t) + 1, false);
 	atomic_fetch_or(&u->sigpending_proc, take);
 	atomic_fetch_or(&u->sigpending, take);
-	fx_spin_unlock(&reg_lock);
+	unlock_reg(c);
 }
 
 uint64_t fx_sig_pending(const struct fx_uthread *u)
@@ -289,15 +482,55 @@ uint64_t fx_sig_pending(const struct fx_uthread *u)
 	return atomic_load(&u->sigpending) | atomic_load(&proc_pending);
 }
 
-static int take_lowest(_Atomic uint64_t *bits, uint64_t set)
+/*
+ * With reg_lock held: takes the lowest signal of set pending in bits
+ * (with its siginfo on q) into info; 0 if none. proc_bits: the bits of
+ * those of them sent to the process (u's sigpending_proc), or NULL.
+ */
+static int take_lowest(_Atomic uint64_t *bits, _Atomic uint64_t *proc_bits, struct fx_sigq *q, uint64_t set,
+		       siginfo_t *info)
 {
 	uint64_t have = atomic_load(bits) & set;
 
 	if (!have)
 		return 0;
 	int sig = __builtin_ctzll(have) + 1;
-	atomic_fetch_and(bits, ~BIT(sig));
+	struct fx_sigq_ent *e = q_take(q, sig, false);
+	if (e) {
+		*info = e->info;
+		ent_put(e);
+	} else {
+		plain_info(info, sig);
+	}
+	if (!q_has(q, sig, false))
+		atomic_fetch_and(bits, ~BIT(sig)); /* the last of them */
+	if (proc_bits && !q_has(q, sig, true))
+		atomic_fetch_and(proc_bits, ~BIT(sig));
 	return sig;
+}
+
+/* The signals pending in the kernel for the calling kernel thread itself (not the process's). */
+static uint64_t thread_pending(void)
+{
+	char buf[4096];
+	uint64_t bits = 0;
+
+	long fd = fx_raw_syscall6(SYS_openat, AT_FDCWD, (long)"/proc/thread-self/status", O_RDONLY | O_CLOEXEC, 0, 0, 0);
+	if (fd < 0)
+		return ~0ull; /* unknown: as before, the kernel's are taken at once */
+	long n = fx_raw_syscall6(SYS_read, fd, (long)buf, sizeof(buf) - 1, 0, 0, 0);
+	fx_raw_syscall6(SYS_close, fd, 0, 0, 0, 0, 0);
+	if (n <= 0)
+		return ~0ull;
+	buf[n] = 0;
+	char *p = strstr(buf, "\nSigPnd:");
+	if (!p)
+		return ~0ull;
+	for (p += 9; *p == ' ' || *p == '\t'; p++)
+		;
+	for (; (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'); p++)
+		bits = bits << 4 | (uint64_t)(*p <= '9' ? *p - '0' : *p - 'a' + 10);
+	return bits;
 }
 
 int fx_sig_wait(uint64_t set, siginfo_t *info, uint64_t deadline)
@@ -308,32 +541,56 @@ int fx_sig_wait(uint64_t set, siginfo_t *info, uint64_t deadline)
 	int sig;
 
 	set &= ~reserved;
-	/* pending for this kernel thread (raise) or the process, in the kernel */
-	long r = fx_raw_syscall6(SYS_rt_sigtimedwait, (long)&set, (long)info, (long)&zero, 8, 0, 0);
-	if (r > 0)
-		return (int)r;
-	fx_spin_lock(&reg_lock);
-	sig = take_lowest(&u->sigpending, set);
-	if (!sig)
-		sig = take_lowest(&proc_pending, set);
-	if (sig) {
-		fx_spin_unlock(&reg_lock);
-		memset(info, 0, sizeof(*info));
-		info->si_signo = sig;
-		info->si_code = SI_USER;
-		return sig;
+	struct fx_carrier *c;
+	/*
+	 * The lowest-numbered pending one, as the kernel takes them: pending
+	 * in the runtime (the thread's own first, then the process's), or still
+	 * in the kernel (for this kernel thread, or the process: the signal
+	 * thread has not taken it yet). Of one number the runtime's came first.
+	 */
+	for (;;) {
+		uint64_t kpend = 0, priv = 0;
+		fx_raw_syscall6(SYS_rt_sigpending, (long)&kpend, 8, 0, 0, 0, 0);
+		if (kpend & set)
+			priv = thread_pending() & set;
+		c = lock_reg();
+		uint64_t rpend = (atomic_load(&u->sigpending) | atomic_load(&proc_pending)) & set;
+		if (priv && (!rpend || __builtin_ctzll(priv) < __builtin_ctzll(rpend))) {
+			/* for this kernel thread: the kernel takes those first */
+			unlock_reg(c);
+			uint64_t one = priv & -priv;
+			long r = fx_raw_syscall6(SYS_rt_sigtimedwait, (long)&one, (long)info, (long)&zero, 8, 0, 0);
+			if (r > 0)
+				return (int)r;
+			continue;
+		}
+		if (rpend) {
+			uint64_t one = rpend & -rpend;
+			sig = take_lowest(&u->sigpending, &u->sigpending_proc, &u->sigq, one, info);
+			if (!sig)
+				sig = take_lowest(&proc_pending, NULL, &proc_q, one, info);
+			unlock_reg(c);
+			return sig;
+		}
+		/*
+		 * Nothing pending but the process's, still in the kernel: the
+		 * signal thread takes those one by one, in order, and hands each
+		 * to a thread waiting for it (taken here it could overtake one
+		 * of its number the signal thread is handing on).
+		 */
+		break;
 	}
 	fx_waiter_init(&w);
 	u->sigwait_set = set;
 	u->sigwait_info.si_signo = 0;
 	fx_wlist_push(&sigwaiters, &w);
-	fx_spin_unlock(&reg_lock);
+	unlock_reg(c);
 	fx_waiter_sleep_cp(&w, deadline);
-	fx_spin_lock(&reg_lock);
+	c = lock_reg();
 	fx_wlist_remove(&sigwaiters, &w);
 	u->sigwait_set = 0;
 	sig = u->sigwait_info.si_signo;
-	fx_spin_unlock(&reg_lock);
+	unlock_reg(c);
 	if (!sig)
 		return fx_cancel_pending(u) ? -ECANCELED : -EAGAIN;
 	*info = u->sigwait_info;
@@ -371,6 +628,89 @@ void fx_sig_interruptible_sleep(uint64_t deadline)
 	fx_sig_sleep(&w, deadline, true);
 }
 
+/*
+ * Raises on c, the carrier running u, the signals pending for u that it
+ * does not block: each with its siginfo (rt_tgsigqueueinfo to itself,
+ * which the kernel allows for any si_code), every realtime one queued,
+ * in the order they came; the kernel then runs their handlers on u. All
+ * are sent with them blocked and delivered when the mask is restored, so
+ * a handler that leaves by a jump leaves none of them behind.
+ */
+void fx_sig_raise(struct fx_carrier *c, struct fx_uthread *u)
+{
+	struct fx_sigq took;
+	uint64_t ready;
+
+again:
+	if (c->sig_locked) {
+		c->sig_deferred = true; /* it may hold reg_lock: raised when it lets go (unlock_reg) */
+		return;
+	}
+	/* outside a handler, those blocked for a switch (kextra) are unblocked at the end */
+	uint64_t extra = c->raw_handler ? 0 : c->kextra;
+	if (!(atomic_load(&u->sigpending) & ~u->sigmask) && !extra)
+		return;
+	took.head = took.tail = NULL;
+	c->sig_locked++;
+	atomic_signal_fence(memory_order_seq_cst);
+	fx_spin_lock(&reg_lock);
+	ready = atomic_load(&u->sigpending) & ~u->sigmask;
+	atomic_fetch_and(&u->sigpending, ~ready);
+	atomic_fetch_and(&u->sigpending_proc, ~ready);
+	for (struct fx_sigq_ent *prev = NULL, *e = u->sigq.head, *next; e; e = next) {
+		next = e->next;
+		if (!(ready & BIT(e->info.si_signo))) {
+			prev = e;
+			continue;
+		}
+		if (prev)
+			prev->next = next;
+		else
+			u->sigq.head = next;
+		if (u->sigq.tail == e)
+			u->sigq.tail = prev;
+		q_push(&took, e);
+	}
+	fx_spin_unlock(&reg_lock);
+	atomic_signal_fence(memory_order_seq_cst);
+	c->sig_locked--;
+	if (ready || extra) {
+		long pid = getpid();
+		uint64_t old, block = ready, sent = 0;
+		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&block, (long)&old, 8, 0, 0);
+		for (struct fx_sigq_ent *e = took.head; e; e = e->next) {
+			int sig = e->info.si_signo;
+			if (fx_raw_syscall6(SYS_rt_tgsigqueueinfo, pid, c->tid, sig, (long)&e->info, 0, 0) == 0)
+				sent |= BIT(sig);
+		}
+		for (uint64_t rest = ready & ~sent; rest; rest &= rest - 1)
+			fx_raw_syscall6(SYS_tgkill, pid, c->tid, __builtin_ctzll(rest) + 1, 0, 0, 0);
+		if (took.head) {
+			c->sig_locked++;
+			atomic_signal_fence(memory_order_seq_cst);
+			fx_spin_lock(&reg_lock);
+			for (struct fx_sigq_ent *e = took.head, *next; e; e = next) {
+				next = e->next;
+				ent_put(e);
+			}
+			fx_spin_unlock(&reg_lock);
+			atomic_signal_fence(memory_order_seq_cst);
+			c->sig_locked--;
+		}
+		/* the kernel delivers them now: those it has for the thread (these) first */
+		if (extra) {
+			old &= ~(extra & ~u->sigmask);
+			c->kextra = 0;
+			c->kmask = old;
+		}
+		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
+	}
+	if (c->sig_deferred) {
+		c->sig_deferred = false;
+		goto again;
+	}
+}
+
 /* ---- leaving a handler without returning from it ---- */
 
 /*
@@ -392,6 +732,7 @@ static void adopt_mask(struct fx_carrier *c, const uint64_t *known)
 	if (!known && mine != k)
 		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&mine, 0, 8, 0, 0);
 	c->kmask = mine;
+	c->kextra = 0;
 	if (!u)
 		return;
 	uint64_t old = u->sigmask;
@@ -492,5 +833,9 @@ void fx_sig_after_fork_child(struct fx_uthread *self)
 	reg_head = NULL;
 	sigwaiters.head = sigwaiters.tail = NULL;
 	atomic_store(&proc_pending, 0); /* the child starts with no pending signals */
+	proc_q.head = proc_q.tail = NULL;
+	self->sigq.head = self->sigq.tail = NULL; /* its pending bits stay, raised without their siginfo */
+	sigq_free = NULL;
+	sigq_fresh = 0;
 	fx_sig_register(self);
 }

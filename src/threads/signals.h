@@ -35,6 +35,8 @@ void fx_handler_longjmp(struct fx_carrier *c, uintptr_t sp, const uint64_t *mask
 
 /* After u blocked signals: the process-directed ones it was given and has not taken go to others. */
 void fx_sig_mask_blocked(struct fx_uthread *u, uint64_t blocked);
+/* Raises on c (running u, no lock held) the signals pending for u that it accepts, with their siginfo. */
+void fx_sig_raise(struct fx_carrier *c, struct fx_uthread *u);
 /* Signals pending for u: its own and the process's (the kernel's not included). */
 uint64_t fx_sig_pending(const struct fx_uthread *u);
 /*

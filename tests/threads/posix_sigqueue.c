@@ -13,27 +13,13 @@
  *      and then none.
  * Every wait is bounded. Deterministic output; exit 0 when every check held.
  *
- * Not run under flexsc-run (docs/threads.md, "Compatibility with NPTL"
- * and "Known limits"): a signal
- * that waits in the runtime, pending on a uthread or on the process (the
- * kernel sees only carriers, and the signal thread takes process-directed
- * signals from the kernel), is kept as a bit in a mask, so its siginfo is
- * lost (sigtimedwait then gives si_code SI_USER and si_pid 0, no value) and
- * realtime signals of one number pending together are one; and a standard
- * signal still pending in the kernel (not yet taken by the signal thread)
- * is not merged with one pending in the runtime, so three sent in a burst
- * may be taken twice. A thread
- * already in sigwaitinfo when the signal comes gets the siginfo (signals.c
- * passes it on).
+ * Run plainly and under flexsc-run in every configuration: the runtime
+ * keeps the siginfo of a signal that waits in it (pending on a uthread or
+ * on the process) and queues realtime ones, and sigtimedwait leaves the
+ * process's signals still in the kernel to the signal thread, which hands
+ * them on in order (docs/threads.md, Signals). Before, a pending signal
+ * was a bit in a mask: siginfo lost, realtime signals of one number one.
  */
-// flexsc-test: skip-config default (pending signals keep no siginfo and do not queue: docs/threads.md, Compatibility with NPTL)
-// flexsc-test: skip-config cores0 (pending signals keep no siginfo and do not queue)
-// flexsc-test: skip-config threads (pending signals keep no siginfo and do not queue)
-// flexsc-test: skip-config sync (pending signals keep no siginfo and do not queue)
-// flexsc-test: skip-config small (pending signals keep no siginfo and do not queue)
-// flexsc-test: skip-config order (pending signals keep no siginfo and do not queue)
-// flexsc-test: skip-config split (pending signals keep no siginfo and do not queue)
-// flexsc-test: skip-config auto (pending signals keep no siginfo and do not queue)
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
