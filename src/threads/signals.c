@@ -517,7 +517,7 @@ static uint64_t thread_pending(void)
 
 	long fd = fx_raw_syscall6(SYS_openat, AT_FDCWD, (long)"/proc/thread-self/status", O_RDONLY | O_CLOEXEC, 0, 0, 0);
 	if (fd < 0)
-		return ~0ull; /* unknown: as before, the kernel's are taken at once */
+		return ~0ull; /* unknown: the kernel's are taken at once, as before */
 	long n = fx_raw_syscall6(SYS_read, fd, (long)buf, sizeof(buf) - 1, 0, 0, 0);
 	fx_raw_syscall6(SYS_close, fd, 0, 0, 0, 0, 0);
 	if (n <= 0)
@@ -551,8 +551,9 @@ int fx_sig_wait(uint64_t set, siginfo_t *info, uint64_t deadline)
 	for (;;) {
 		uint64_t kpend = 0, priv = 0;
 		fx_raw_syscall6(SYS_rt_sigpending, (long)&kpend, 8, 0, 0, 0, 0);
+		/* within what is pending at all: an unknown answer (~0) must not name one that is not */
 		if (kpend & set)
-			priv = thread_pending() & set;
+			priv = thread_pending() & set & kpend;
 		c = lock_reg();
 		uint64_t rpend = (atomic_load(&u->sigpending) | atomic_load(&proc_pending)) & set;
 		if (priv && (!rpend || __builtin_ctzll(priv) < __builtin_ctzll(rpend))) {
