@@ -465,11 +465,11 @@ FX_PUBLIC int pthread_getname_np(pthread_t thread, char *buf, size_t len)
 			return ESRCH; /* joined or gone: its mapping is cached */
 		return REAL(pthread_getname_np)(thread, buf, len);
 	}
-	if (!t->name[0]) /* never named: its carrier's, the process's */
-		return REAL(pthread_getname_np)(thread, buf, len);
-	if (strlen(t->name) >= len)
+	/* never named: the process's, not its carrier's ("flexsc-carrier" on all but the first) */
+	const char *name = fx_kstate_name_of(t);
+	if (strlen(name) >= len)
 		return ERANGE;
-	strcpy(buf, t->name);
+	strcpy(buf, name);
 	return 0;
 }
 

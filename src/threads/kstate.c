@@ -164,9 +164,14 @@ static bool name_call(struct fx_uthread *u, const long *a, long *ret)
 		*ret = 0;
 		return true;
 	}
-	memcpy(name, u->name[0] ? u->name : proc_name, sizeof(u->name));
+	memcpy(name, fx_kstate_name_of(u), sizeof(u->name));
 	*ret = 0;
 	return true;
+}
+
+const char *fx_kstate_name_of(const struct fx_uthread *u)
+{
+	return u->name[0] ? u->name : proc_name;
 }
 
 /*

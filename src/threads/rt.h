@@ -403,6 +403,8 @@ void fx_altstack_switch(struct fx_carrier *c, struct fx_uthread *next);
 long fx_sigaltstack(const stack_t *ss, stack_t *old);
 bool fx_kstate_call(long nr, const long *args, long *ret);
 void fx_kstate_named(struct fx_uthread *u);
+/* Its name as PR_GET_NAME gives it: its own, or, never named, the process's at start. */
+const char *fx_kstate_name_of(const struct fx_uthread *u);
 /* Names the calling carrier's kernel thread (not carrier 0's: the process's). */
 void fx_kstate_name_carrier(const struct fx_carrier *c);
 /* In a fork child: its one kernel thread takes the forking uthread's name, as NPTL's child has. */

@@ -13,7 +13,8 @@
  *      none, and sigaltstack (libc or syscall) reports the thread's own;
  *   4. names: PR_SET_NAME in a thread is its name (PR_GET_NAME and
  *      pthread_getname_np agree, across switches); a thread created later
- *      does not see it.
+ *      does not see it: never named, it has its creator's (both calls,
+ *      from itself and from main).
  * Deterministic output; exit 0 when every check held.
  */
 #define _GNU_SOURCE
@@ -142,10 +143,12 @@ static void *named_thread(void *arg)
 
 static void *later_thread(void *arg)
 {
-	char name[16] = "";
+	char name[16] = "", pname[16] = "";
 
+	usleep(200); /* to be seen from main, and maybe to move */
 	prctl(PR_GET_NAME, name);
-	if (strcmp(name, (const char *)arg))
+	pthread_getname_np(pthread_self(), pname, sizeof(pname));
+	if (strcmp(name, (const char *)arg) || strcmp(pname, (const char *)arg))
 		atomic_fetch_add(&bad, 1);
 	return NULL;
 }
@@ -208,6 +211,17 @@ int main(void)
 	spawn_join(1, named_thread, NULL, 0);
 	for (int i = 0; i < 4; i++)
 		spawn_join(4, later_thread, mine, 0);
+	for (int i = 0; i < 4; i++) {
+		pthread_t t;
+		char pname[16] = "";
+		if (pthread_create(&t, NULL, later_thread, mine)) {
+			perror("pthread_create");
+			exit(1);
+		}
+		if (pthread_getname_np(t, pname, sizeof(pname)) || strcmp(pname, mine))
+			atomic_fetch_add(&bad, 1);
+		pthread_join(t, NULL);
+	}
 	char after[16] = "";
 	prctl(PR_GET_NAME, after);
 	result("PR_SET_NAME names only its thread", strcmp(mine, after) == 0 && atomic_exchange(&bad, 0) == 0);
