@@ -943,6 +943,8 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 			specialize_tick(c); /* a saturated carrier may never go idle */
 		if (err == -EAGAIN) {
 			/* every entry holds a blocked call: this one must not block the carrier */
+			if (fx_rt_inline)
+				atomic_store(&c->in_call, NULL); /* it waits on the overflow thread, not here */
 			atomic_store(&self->state, FX_U_OVERFLOW); /* seq_cst: see the check below */
 			fx_identity_read(&caller);
 			err = fx_overflow_submit(self, nr, args, &caller);
@@ -955,7 +957,12 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 				/* a call that had to run here, at once */
 ran_here:
 				if (fx_rt_inline) {
-					atomic_store_explicit(&c->in_call, NULL, memory_order_relaxed);
+					/*
+					 * seq_cst, then the load of sigpending below: a sender
+					 * that still saw in_call sent only an interrupt, so the
+					 * signal it left is raised here.
+					 */
+					atomic_store(&c->in_call, NULL);
 					atomic_store_explicit(&c->call_intr, NULL, memory_order_relaxed);
 				}
 				c->in_rt = 0;
@@ -971,15 +978,18 @@ ran_here:
 				continue;
 			}
 			if (fx_rt_inline)
-				atomic_store_explicit(&c->in_call, NULL, memory_order_relaxed);
+				atomic_store(&c->in_call, NULL); /* seq_cst: the state's check below covers it */
 			c->inflight++;
 			self->pending_call = call;
 			atomic_store(&self->state, FX_U_SYSCALL); /* seq_cst: see the check below */
 		}
 		c->in_rt = 0;
 		if (err) {
-			if (fx_rt_inline)
-				atomic_store_explicit(&c->in_call, NULL, memory_order_relaxed);
+			if (fx_rt_inline) {
+				atomic_store(&c->in_call, NULL); /* seq_cst, then the look at what a sender left */
+				if (atomic_load_explicit(&self->sigpending, memory_order_relaxed))
+					fx_raise_pending();
+			}
 			return fx_raw_syscall6(nr, (long)args[0], (long)args[1], (long)args[2],
 					       (long)args[3], (long)args[4], (long)args[5]);
 		}
