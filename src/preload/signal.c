@@ -286,9 +286,9 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
 		 */
 		if (!fx_in_handler(c) && c->current && !c->in_rt &&
 		    (atomic_load(&c->current->sigpending) & ~c->current->sigmask)) {
-			c->raw_handler++; /* still in this handler's frame: its mask comes back */
+			fx_raw_enter(c); /* still in this handler's frame: its mask comes back */
 			fx_raise_pending();
-			c->raw_handler--;
+			fx_raw_leave(c);
 		}
 	}
 }

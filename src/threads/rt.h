@@ -161,6 +161,7 @@ struct fx_carrier {
 	 * fx_sig_raise unblocks them once it has raised them.
 	 */
 	int raw_handler;
+	int raw_level; /* in_handler when the outermost raw_handler window began: a jump to it or below leaves it */
 	uint64_t kextra;
 	uint64_t kmask;             /* the kernel signal mask of this carrier's thread */
 	struct fx_uthread *alt_owner; /* whose sigaltstack the kernel has for this thread; NULL: none */
@@ -237,6 +238,19 @@ int fx_real_sigaction(int sig, const struct sigaction *act, struct sigaction *ol
  * from %fs, and the preload is loaded at start, so it has static TLS.
  */
 extern __thread int fx_tcb_ours __attribute__((tls_model("initial-exec")));
+
+/* Around the runtime's own handler code that may raise signals (raw_handler above). */
+static inline void fx_raw_enter(struct fx_carrier *c)
+{
+	if (!c->raw_handler++)
+		c->raw_level = c->in_handler;
+}
+
+static inline void fx_raw_leave(struct fx_carrier *c)
+{
+	if (c->raw_handler) /* zero: a jump out of a handler run inside the window reset it */
+		c->raw_handler--;
+}
 
 /* A foreign thread that inherited a carrier's GS base: clears it; NULL (sched.c). */
 struct fx_carrier *fx_carrier_disown(void);

@@ -1539,7 +1539,7 @@ static void poked(int sig, siginfo_t *si, void *uc)
 	(void)sig, (void)si;
 	if (!c || !c->current || c->in_rt || fx_in_handler(c))
 		return;
-	c->raw_handler++;
+	fx_raw_enter(c);
 	if (atomic_load_explicit(&c->handed, memory_order_relaxed) && c->inflight && at_syscall(uc)) {
 		int saved = errno;
 		c->in_rt = 1;
@@ -1550,7 +1550,7 @@ static void poked(int sig, siginfo_t *si, void *uc)
 		errno = saved;
 	}
 	fx_raise_pending();
-	c->raw_handler--;
+	fx_raw_leave(c);
 	if (c->current->cancel_async && fx_cancel_pending(c->current))
 		fx_cancel_async_poked(uc);
 }

@@ -803,6 +803,13 @@ void fx_handler_longjmp(struct fx_carrier *c, uintptr_t sp, const uint64_t *mask
 	int before = c->in_handler;
 
 	drop_left(c, sp);
+	/*
+	 * Back at or below the level where a raw window began (the poke, the
+	 * trampoline's last raise), from a handler run inside it: the window,
+	 * which has no jump target of its own, is gone too.
+	 */
+	if (c->raw_handler && c->in_handler <= c->raw_level)
+		c->raw_handler = 0;
 	if (c->in_handler != before)
 		adopt_mask(c, mask);
 }
