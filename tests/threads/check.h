@@ -49,6 +49,22 @@ __attribute__((unused)) static void sleep_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
+/* The process's resident memory (VmRSS) in kB, or -1. */
+__attribute__((unused)) static long rss_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "VmRSS:", 6))
+			kb = atol(line + 6);
+	fclose(f);
+	return kb;
+}
+
 /* CLOCK_MONOTONIC in milliseconds. */
 __attribute__((unused)) static uint64_t now_ms(void)
 {

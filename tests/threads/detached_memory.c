@@ -26,21 +26,6 @@ static void *quiet(void *arg)
 	return NULL;
 }
 
-static long rss_kb(void)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
-	long kb = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "VmRSS:", 6))
-			kb = atol(line + 6);
-	fclose(f);
-	return kb;
-}
-
 int main(void)
 {
 	pthread_attr_t det;
