@@ -529,6 +529,12 @@ void fx_yield(void)
 
 	if (!c || !c->current)
 		return;
+	if (atomic_load_explicit(&c->cancel_inbox, memory_order_relaxed) || c->cancelling) {
+		/* a uthread that only yields would keep the carrier from pick_next, the only other server */
+		c->in_rt = 1;
+		serve_cancels(c);
+		c->in_rt = 0;
+	}
 	if (c->inflight) {
 		/* a yield says "nothing to do": hand the batch over and collect what is done */
 		c->in_rt = 1;
