@@ -235,8 +235,27 @@ FX_EXPORT int ioctl(int fd, unsigned long req, ...)
 	return r;
 }
 
+/* A call of the program's that would touch a kept descriptor of the library (keptfds.c): its result. */
+static int guarded(long nr, long a0, long a1, long a2, int *ret)
+{
+	long a[3] = { a0, a1, a2 }, r;
+
+	if (!fx_fd_guarded(nr, a, &r))
+		return 0;
+	if (r < 0) {
+		errno = (int)-r;
+		r = -1;
+	}
+	*ret = (int)r;
+	return 1;
+}
+
 __attribute__((weak)) FX_EXPORT int close(int fd)
 {
+	int g;
+
+	if (guarded(SYS_close, fd, 0, 0, &g))
+		return g;
 	NEXT(close);
 	int r = real(fd);
 	fx_fd_changed(); /* even on EINTR the number may be gone */
@@ -245,6 +264,10 @@ __attribute__((weak)) FX_EXPORT int close(int fd)
 
 FX_EXPORT int dup2(int from, int to)
 {
+	int g;
+
+	if (guarded(SYS_dup2, from, to, 0, &g))
+		return g;
 	NEXT(dup2);
 	int r = real(from, to);
 	if (r >= 0)
@@ -254,6 +277,10 @@ FX_EXPORT int dup2(int from, int to)
 
 FX_EXPORT int dup3(int from, int to, int flags)
 {
+	int g;
+
+	if (guarded(SYS_dup3, from, to, flags, &g))
+		return g;
 	NEXT(dup3);
 	int r = real(from, to, flags);
 	if (r >= 0)
@@ -263,8 +290,14 @@ FX_EXPORT int dup3(int from, int to, int flags)
 
 FX_EXPORT int close_range(unsigned first, unsigned last, int flags)
 {
+	int r;
+
+	if (guarded(SYS_close_range, first, last, flags, &r)) {
+		fx_fd_changed();
+		return r;
+	}
 	NEXT(close_range);
-	int r = real(first, last, flags);
+	r = real(first, last, flags);
 	fx_fd_changed();
 	return r;
 }

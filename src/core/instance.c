@@ -297,8 +297,7 @@ FX_EXPORT int flexsc_queue_destroy(struct flexsc_queue *q)
 		}
 		pthread_mutex_unlock(&fx->lock);
 	}
-	if (q->own_wake.fd >= 0)
-		close(q->own_wake.fd);
+	fx_fd_close_kept(q->own_wake.fd);
 	fx_queue_free_entries(q);
 	keep_destroyed(q);
 	return 0;
@@ -353,8 +352,7 @@ FX_EXPORT int flexsc_forget(struct flexsc *fx)
 		struct flexsc_queue *q = fx->queues[i];
 		if (q->ring)
 			fx_uring_destroy(q); /* munmap and close: nothing reaches the parent's ring */
-		if (q->own_wake.fd >= 0)
-			close(q->own_wake.fd);
+		fx_fd_close_kept(q->own_wake.fd);
 		fx_queue_free_entries(q);
 		free(q);
 	}

@@ -245,6 +245,17 @@ bool fx_fd_nonblocking(int fd);
 bool fx_fd_unseekable(int fd);
 bool fx_call_cannot_block(const struct flexsc_entry *e);
 
+/* the library's own descriptors, out of the program's way (src/core/keptfds.c) */
+/* moves fd (the library's) to a high number and marks it; returns the number it has now */
+int fx_fd_keep(int fd);
+bool fx_fd_is_kept(long fd);
+/* before the library closes a kept descriptor in a way that goes through close() */
+void fx_fd_unkeep(int fd);
+/* unmarks and closes a kept descriptor (-1: nothing) */
+void fx_fd_close_kept(int fd);
+/* close, close_range, dup2, dup3 with arguments a touching a kept descriptor: true and *ret (0 or -errno) */
+bool fx_fd_guarded(long nr, const long *a, long *ret);
+
 /* the caller's memory that the library reads and writes for the kernel (src/core/memcheck.c) */
 bool fx_mem_rw_ok(void *p, size_t len);
 

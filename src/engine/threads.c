@@ -512,8 +512,7 @@ void fx_pool_forget(struct fx_pool *pool)
 {
 	for (unsigned i = 0; i < pool->ntqs; i++) {
 		struct fx_tq *tq = pool->all_tqs[i];
-		if (tq->wake.fd >= 0)
-			close(tq->wake.fd);
+		fx_fd_close_kept(tq->wake.fd);
 		free(tq->sq);
 		free(tq->cq);
 		free(tq->id_stamp);
@@ -544,7 +543,7 @@ int fx_pool_attach(struct fx_pool *pool, struct flexsc_queue *q)
 	} else {
 		memset(tq, 0, sizeof(*tq));
 		tq->pool = pool;
-		tq->wake.fd = eventfd(0, EFD_CLOEXEC); /* blocking: io_uring must wait on it */
+		tq->wake.fd = fx_fd_keep(eventfd(0, EFD_CLOEXEC)); /* blocking: io_uring must wait on it */
 		pool->all_tqs[pool->ntqs++] = tq;
 	}
 	if (!err && tq->cap < size) {

@@ -181,6 +181,7 @@ int fx_uring_create(struct flexsc_queue *q)
 		free(r);
 		return err;
 	}
+	r->ring.ring_fd = r->ring.enter_ring_fd = fx_fd_keep(r->ring.ring_fd);
 	r->sqpoll = c->sqpoll;
 	if (r->sqpoll) {
 		fx_identity_read(&r->sq_id);
@@ -196,7 +197,7 @@ int fx_uring_create(struct flexsc_queue *q)
 	/* without it (RLIMIT_NOFILE below the entries, say) descriptor-passing chains go elsewhere */
 	r->direct = io_uring_register_files_sparse(&r->ring, q->nentries) == 0;
 	if (!q->tq && q->own_wake.fd < 0)
-		q->own_wake.fd = eventfd(0, EFD_CLOEXEC); /* blocking: the armed read must wait */
+		q->own_wake.fd = fx_fd_keep(eventfd(0, EFD_CLOEXEC)); /* blocking: the armed read must wait */
 	q->ring = r;
 	return 0;
 }
@@ -209,6 +210,7 @@ bool fx_uring_has_direct(const struct flexsc_queue *q)
 
 void fx_uring_destroy(struct flexsc_queue *q)
 {
+	fx_fd_unkeep(q->ring->ring.ring_fd); /* liburing closes it */
 	io_uring_queue_exit(&q->ring->ring);
 	free(q->ring->scratch);
 	free(q->ring->nb);

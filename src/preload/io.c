@@ -260,6 +260,10 @@ FX_PUBLIC int __openat64_2(int dirfd, const char *path, int flags)
 
 FX_PUBLIC int close(int fd)
 {
+	long a[1] = { fd }, g;
+
+	if (fx_fd_guarded(SYS_close, a, &g))
+		return (int)fx_libc_ret(g); /* the library's own: not the program's to close */
 	int r = (int)CALL1(SYS_close, fd);
 
 	fx_fd_changed(); /* also when the call ran directly, not posted */

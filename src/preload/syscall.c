@@ -81,6 +81,8 @@ FX_PUBLIC long syscall(long nr, ...)
 	for (int i = 0; i < 6; i++)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
+	if (fx_fd_guarded(nr, a, &r)) /* close, dup2... on one of the library's own descriptors */
+		return fx_libc_ret(r);
 	if (fx_rt_active && fx_io_syscall(nr, a, &r))
 		return r;
 	bind_for(nr, a);
