@@ -347,8 +347,14 @@ static void switch_prepare(struct fx_carrier *c, struct fx_uthread *prev, struct
 	while (atomic_load_explicit(&next->on_cpu, memory_order_acquire))
 		_mm_pause();
 	atomic_store_explicit(&next->on_cpu, 1, memory_order_relaxed);
-	atomic_store_explicit(&next->state, FX_U_RUNNING, memory_order_relaxed);
 	next->home = c;
+	/*
+	 * seq_cst, then finish_switch's load of sigpending: a sender (wake_for)
+	 * sets sigpending, then loads the state; one that still saw it
+	 * runnable only left the signal for this switch, one that sees it
+	 * running (and, by this order, its new home) pokes this carrier.
+	 */
+	atomic_store(&next->state, FX_U_RUNNING);
 	fx_uthread_set_tid(next, c->tid);
 	fx_altstack_sync(c, next);
 	/*
@@ -398,8 +404,14 @@ void fx_block(void)
 	c->in_rt = 1;
 	struct fx_uthread *next = pick_next(c);
 	if (next == self) {
-		/* woken already, and nobody else was waiting here */
-		atomic_store_explicit(&self->state, FX_U_RUNNING, memory_order_relaxed);
+		/*
+		 * Woken already, and nobody else was waiting here: it goes on
+		 * without a switch, so it raises what a sender left for its
+		 * switch-in while it was runnable (seq_cst: as switch_prepare).
+		 */
+		atomic_store(&self->state, FX_U_RUNNING);
+		if (atomic_load_explicit(&self->sigpending, memory_order_relaxed) || c->kextra)
+			raise_pending(c, self);
 	} else if (next) {
 		switch_to(c, &self->sp, self, next);
 	} else {

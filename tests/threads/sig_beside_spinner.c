@@ -4,6 +4,9 @@
  * SA_RESTART the read goes on), also while another thread computes and
  * calls sched_yield(2) all along. 20 signals, one at a time, each given
  * 10 s; the read then returns the byte written at the end, never EINTR.
+ * Then 3000 signals to the yielding thread itself, one at a time, each
+ * handled within 10 s (a signal sent just as it yields, while it is
+ * runnable, must not wait for some later switch).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,13 +24,15 @@
 
 static int fds[2];
 static _Atomic int hits, reading, done;
+static _Atomic int spinner_hits;
+static __thread int on_spinner;
 static ssize_t rret;
 static int rerr;
 
 static void handler(int sig)
 {
 	(void)sig;
-	atomic_fetch_add(&hits, 1);
+	atomic_fetch_add(on_spinner ? &spinner_hits : &hits, 1);
 }
 
 static void *reader(void *arg)
@@ -46,6 +51,7 @@ static void *spinner(void *arg)
 	volatile uint64_t x = 1;
 
 	(void)arg;
+	on_spinner = 1;
 	while (!atomic_load(&done)) {
 		for (int i = 0; i < 100000; i++)
 			x = x * 6364136223846793005ULL + 1;
@@ -85,8 +91,18 @@ int main(void)
 	if (write(fds[1], "x", 1) != 1)
 		return 1;
 	pthread_join(r, NULL);
+	result("the read went on after the handlers and returned the byte", rret == 1 && rerr == 0);
+	handled = 0;
+	for (int i = 1; i <= 3000; i++) {
+		pthread_kill(s, SIGUSR1);
+		for (int w = 0; w < 100000 && atomic_load(&spinner_hits) < i; w++)
+			usleep(100);
+		if (atomic_load(&spinner_hits) < i)
+			break;
+		handled = i;
+	}
+	result("3000 handlers ran on the yielding thread, each within 10 s", handled == 3000);
 	atomic_store(&done, 1);
 	pthread_join(s, NULL);
-	result("the read went on after the handlers and returned the byte", rret == 1 && rerr == 0);
 	return failed;
 }
