@@ -702,11 +702,21 @@ void fx_sig_interruptible_sleep(uint64_t deadline)
  * in the order they came; the kernel then runs their handlers on u. All
  * are sent with them blocked and delivered when the mask is restored, so
  * a handler that leaves by a jump leaves none of them behind.
+ *
+ * Between taking their entries out of the pool and putting them back,
+ * another signal's handler may fork (async-signal-safe). The child's pool
+ * starts empty, those entries among its fresh ones: put back there as
+ * well, they were given out twice. So they go back only in the process
+ * that took them, which the fork generation, looked at under the lock
+ * (no handler runs in a window), tells; the child's sends fail (its
+ * carrier's thread is not in the process whose id they name), as its
+ * pending signals are the parent's.
  */
 void fx_sig_raise(struct fx_carrier *c, struct fx_uthread *u)
 {
 	struct fx_sigq took;
 	uint64_t ready;
+	unsigned gen;
 
 again:
 	if (c->sig_locked) {
@@ -718,8 +728,10 @@ again:
 	if (!(atomic_load(&u->sigpending) & ~u->sigmask) && !extra)
 		return;
 	took.head = took.tail = NULL;
+	long pid = getpid(); /* before they are taken: a child forked after sends them nowhere */
 	window_enter(c);
 	fx_spin_lock(&reg_lock);
+	gen = fx_gen();
 	ready = atomic_load(&u->sigpending) & ~u->sigmask;
 	atomic_fetch_and(&u->sigpending, ~ready);
 	atomic_fetch_and(&u->sigpending_proc, ~ready);
@@ -740,7 +752,6 @@ again:
 	fx_spin_unlock(&reg_lock);
 	window_leave(c);
 	if (ready || extra) {
-		long pid = getpid();
 		uint64_t old, block = ready, sent = 0;
 		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&block, (long)&old, 8, 0, 0);
 		for (struct fx_sigq_ent *e = took.head; e; e = e->next) {
@@ -753,7 +764,7 @@ again:
 		if (took.head) {
 			window_enter(c);
 			fx_spin_lock(&reg_lock);
-			for (struct fx_sigq_ent *e = took.head, *next; e; e = next) {
+			for (struct fx_sigq_ent *e = took.head, *next; e && gen == fx_gen(); e = next) {
 				next = e->next;
 				ent_put(e);
 			}
