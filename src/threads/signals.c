@@ -915,7 +915,10 @@ void fx_sig_after_fork_child(struct fx_uthread *self)
 	sigwaiters.head = sigwaiters.tail = NULL;
 	atomic_store(&proc_pending, 0); /* the child starts with no pending signals */
 	proc_q.head = proc_q.tail = NULL;
-	self->sigq.head = self->sigq.tail = NULL; /* its pending bits stay, raised without their siginfo */
+	/* nor any of its own: a child starts with none pending (fork(2)), the kernel's as the runtime's */
+	self->sigq.head = self->sigq.tail = NULL;
+	atomic_store(&self->sigpending, 0);
+	atomic_store(&self->sigpending_proc, 0);
 	sigq_free = NULL;
 	sigq_fresh = 0;
 	fx_sig_register(self);
