@@ -306,6 +306,12 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
 	struct sigaction *a = &user_actions[sig];
 	int saved = errno;
 
+	if (c && c->sig_locked) {
+		/* the runtime's signal lock, which the handler may want (pthread_kill): after it */
+		fx_sig_hold(c, sig, info, uctx);
+		errno = saved;
+		return;
+	}
 	int level = c ? c->in_handler : 0;
 
 	note_delivery(info);

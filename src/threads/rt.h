@@ -146,12 +146,16 @@ struct fx_carrier {
 	int in_handler;
 	struct { uintptr_t lo, hi; } hframe[FX_HANDLER_NEST];
 	/*
-	 * Holds signals.c's lock (or is taking it) for its uthread: a handler
-	 * that would raise pending signals then leaves it to the unlock
-	 * (sig_deferred) rather than wait for a lock it interrupted.
+	 * Holds signals.c's lock (or is taking it): no handler may run here
+	 * and wait for the lock it interrupted. The program's handler is put
+	 * off (fx_sig_hold): its signal sent back, the program's signals
+	 * blocked until the lock is let go, sig_held naming those to unblock
+	 * then; the runtime's poke leaves raising pending signals to the
+	 * unlock (sig_deferred).
 	 */
 	int sig_locked;
 	bool sig_deferred;
+	_Atomic uint64_t sig_held;
 	/*
 	 * raw_handler: inside a handler of the runtime's own (the poke), whose
 	 * mask the kernel puts back when it returns. kextra: signals blocked

@@ -29,6 +29,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <ucontext.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -73,34 +74,99 @@ static const uint64_t reserved = BIT(SIGKILL) | BIT(SIGSTOP) | BIT(32) | BIT(33)
 				BIT(FX_SIG_POKE) | BIT(FX_SIG_INTERRUPT);
 
 /*
- * reg_lock, taken by a carrier (or another kernel thread: c NULL). A
- * handler on that carrier that would raise pending signals (which takes
- * the lock) leaves that to unlock_reg instead: the lock may be the one
- * it interrupted.
+ * reg_lock and handlers. A handler may call pthread_kill (async-signal-
+ * safe), which takes reg_lock: run while its own kernel thread holds the
+ * lock, it would spin on it for ever. So no handler of the program runs
+ * on a kernel thread inside a window where it holds the lock or is
+ * taking it:
+ *  - a carrier counts its windows (sig_locked). Blocking every signal
+ *    around each would cost two system calls a window (a thread's start
+ *    and exit, every pthread_kill); instead the trampoline, entered inside
+ *    a window, does not run the handler: fx_sig_hold sends the signal
+ *    back to the carrier with its siginfo, with every signal of the
+ *    program blocked (in the kernel and in the context it returns to),
+ *    and the window's end unblocks them: the kernel delivers it then, to
+ *    the same uthread (no switch happens inside a window). A handler of
+ *    the runtime that would raise pending signals (the poke) leaves that
+ *    to the window's end too (sig_deferred).
+ *  - any other kernel thread (a foreign one's pthread_kill to a uthread)
+ *    blocks every signal for the window; the signal thread has them all
+ *    blocked already.
  */
-static struct fx_carrier *lock_reg(void)
-{
-	struct fx_carrier *c = fx_carrier_self();
+struct reg_hold {
+	struct fx_carrier *c;   /* the carrier holding it, or NULL */
+	bool masked;            /* not a carrier: old is the mask to put back */
+	uint64_t old;
+};
 
-	if (c) {
-		c->sig_locked++;
-		atomic_signal_fence(memory_order_seq_cst);
-	}
-	fx_spin_lock(&reg_lock);
-	return c;
+static void window_enter(struct fx_carrier *c)
+{
+	c->sig_locked++;
+	atomic_signal_fence(memory_order_seq_cst); /* seen by a handler before the lock is taken */
 }
 
-static void unlock_reg(struct fx_carrier *c)
+/* Ends c's window; the signals a handler found inside it are delivered now. */
+static void window_leave(struct fx_carrier *c)
 {
+	atomic_signal_fence(memory_order_seq_cst);
+	if (--c->sig_locked)
+		return;
+	uint64_t held = atomic_exchange(&c->sig_held, 0);
+	if (held)
+		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&held, 0, 8, 0, 0);
+}
+
+/* all_blocked: the caller blocks every signal already (the signal thread). */
+static struct reg_hold lock_reg_as(bool all_blocked)
+{
+	struct reg_hold h = { .c = fx_carrier_self() };
+
+	if (h.c) {
+		window_enter(h.c);
+	} else if (!all_blocked) {
+		uint64_t all = ~0ull;
+		h.masked = fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&h.old, 8, 0, 0) == 0;
+	}
+	fx_spin_lock(&reg_lock);
+	return h;
+}
+
+static struct reg_hold lock_reg(void)
+{
+	return lock_reg_as(false);
+}
+
+static void unlock_reg(struct reg_hold h)
+{
+	struct fx_carrier *c = h.c;
+
 	fx_spin_unlock(&reg_lock);
+	if (h.masked)
+		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&h.old, 0, 8, 0, 0);
 	if (!c)
 		return;
-	atomic_signal_fence(memory_order_seq_cst);
-	if (--c->sig_locked == 0 && c->sig_deferred) {
+	window_leave(c);
+	if (!c->sig_locked && c->sig_deferred) {
 		c->sig_deferred = false;
 		if (c->current && atomic_load(&c->current->state) == FX_U_RUNNING)
 			fx_raise_pending();
 	}
+}
+
+void fx_sig_hold(struct fx_carrier *c, int sig, const siginfo_t *info, ucontext_t *uc)
+{
+	uint64_t mask, add = ~reserved;
+	long pid = getpid();
+
+	/* first: sig itself (SA_NODEFER) must not come back before the window ends */
+	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&add, 0, 8, 0, 0);
+	memcpy(&mask, &uc->uc_sigmask, sizeof(mask));
+	add &= ~mask;
+	atomic_fetch_or(&c->sig_held, add); /* before the window can end: it unblocks them */
+	mask |= add;
+	memcpy(&uc->uc_sigmask, &mask, sizeof(mask));
+	if (fx_raw_syscall6(SYS_rt_tgsigqueueinfo, pid, c->tid, sig, (long)info, 0, 0))
+		fx_raw_syscall6(SYS_tgkill, pid, c->tid, sig, 0, 0, 0);
 }
 
 /* ---- the siginfo queues: with reg_lock held ---- */
@@ -222,21 +288,21 @@ uint64_t fx_sig_idle_mask(void)
 
 void fx_sig_register(struct fx_uthread *u)
 {
-	struct fx_carrier *c = lock_reg();
+	struct reg_hold h = lock_reg();
 
 	u->reg_prev = NULL;
 	u->reg_next = reg_head;
 	if (reg_head)
 		reg_head->reg_prev = u;
 	reg_head = u;
-	unlock_reg(c);
+	unlock_reg(h);
 }
 
 static void pass_on(struct fx_uthread *u, uint64_t set);
 
 void fx_sig_unregister(struct fx_uthread *u)
 {
-	struct fx_carrier *c = lock_reg();
+	struct reg_hold h = lock_reg();
 	struct fx_sigq_ent *e;
 
 	if (u->reg_prev)
@@ -253,7 +319,7 @@ void fx_sig_unregister(struct fx_uthread *u)
 		ent_put(e);
 	}
 	u->sigq.tail = NULL;
-	unlock_reg(c);
+	unlock_reg(h);
 }
 
 /*
@@ -409,9 +475,9 @@ void fx_sig_mask_blocked(struct fx_uthread *u, uint64_t blocked)
 {
 	if (!(atomic_load(&u->sigpending_proc) & blocked))
 		return;
-	struct fx_carrier *c = lock_reg();
+	struct reg_hold h = lock_reg();
 	pass_on(u, blocked);
-	unlock_reg(c);
+	unlock_reg(h);
 }
 
 /* A process-directed signal the kernel gave the signal thread. */
@@ -419,9 +485,9 @@ static void dispatch(int sig, const siginfo_t *info)
 {
 	bool by_default = default_acts(sig);
 
-	struct fx_carrier *c = lock_reg();
+	struct reg_hold h = lock_reg_as(true); /* the signal thread blocks every signal */
 	if (to_sigwaiter(sig, info, NULL)) {
-		unlock_reg(c);
+		unlock_reg(h);
 		return;
 	}
 	struct fx_uthread *best = taker(sig, NULL);
@@ -433,7 +499,7 @@ static void dispatch(int sig, const siginfo_t *info)
 		q_add(&proc_q, sig, info, true);
 		atomic_fetch_or(&proc_pending, BIT(sig));
 	}
-	unlock_reg(c);
+	unlock_reg(h);
 	if (best && by_default)
 		act_by_default(sig);
 }
@@ -447,7 +513,7 @@ void fx_sig_send(struct fx_uthread *u, int sig)
 	info.si_code = SI_TKILL;
 	info.si_pid = getpid();
 	info.si_uid = getuid();
-	struct fx_carrier *c = lock_reg();
+	struct reg_hold h = lock_reg();
 	/* sigwait_set is set, under the lock, only while u waits in sigwait */
 	if (!((u->sigwait_set & BIT(sig)) && to_sigwaiter(sig, &info, u))) {
 		if (u->sigmask & BIT(sig) || (u == fx_uthread_self() && !ignored(sig))) {
@@ -459,7 +525,7 @@ void fx_sig_send(struct fx_uthread *u, int sig)
 		else
 			to_uthread(u, sig, &info, false);
 	}
-	unlock_reg(c);
+	unlock_reg(h);
 }
 
 void fx_sig_mask_changed(struct fx_uthread *u)
@@ -468,13 +534,13 @@ void fx_sig_mask_changed(struct fx_uthread *u)
 
 	if (!take)
 		return;
-	struct fx_carrier *c = lock_reg();
+	struct reg_hold h = lock_reg();
 	take = atomic_fetch_and(&proc_pending, ~take) & take;
 	for (uint64_t t = take; t; t &= t - 1)
 		q_move(&proc_q, &u->sigq, __builtin_ctzll(t) + 1, false);
 	atomic_fetch_or(&u->sigpending_proc, take);
 	atomic_fetch_or(&u->sigpending, take);
-	unlock_reg(c);
+	unlock_reg(h);
 }
 
 uint64_t fx_sig_pending(const struct fx_uthread *u)
@@ -541,7 +607,7 @@ int fx_sig_wait(uint64_t set, siginfo_t *info, uint64_t deadline)
 	int sig;
 
 	set &= ~reserved;
-	struct fx_carrier *c;
+	struct reg_hold h;
 	/*
 	 * The lowest-numbered pending one, as the kernel takes them: pending
 	 * in the runtime (the thread's own first, then the process's), or still
@@ -554,11 +620,11 @@ int fx_sig_wait(uint64_t set, siginfo_t *info, uint64_t deadline)
 		/* within what is pending at all: an unknown answer (~0) must not name one that is not */
 		if (kpend & set)
 			priv = thread_pending() & set & kpend;
-		c = lock_reg();
+		h = lock_reg();
 		uint64_t rpend = (atomic_load(&u->sigpending) | atomic_load(&proc_pending)) & set;
 		if (priv && (!rpend || __builtin_ctzll(priv) < __builtin_ctzll(rpend))) {
 			/* for this kernel thread: the kernel takes those first */
-			unlock_reg(c);
+			unlock_reg(h);
 			uint64_t one = priv & -priv;
 			long r = fx_raw_syscall6(SYS_rt_sigtimedwait, (long)&one, (long)info, (long)&zero, 8, 0, 0);
 			if (r > 0)
@@ -570,7 +636,7 @@ int fx_sig_wait(uint64_t set, siginfo_t *info, uint64_t deadline)
 			sig = take_lowest(&u->sigpending, &u->sigpending_proc, &u->sigq, one, info);
 			if (!sig)
 				sig = take_lowest(&proc_pending, NULL, &proc_q, one, info);
-			unlock_reg(c);
+			unlock_reg(h);
 			return sig;
 		}
 		/*
@@ -585,13 +651,13 @@ int fx_sig_wait(uint64_t set, siginfo_t *info, uint64_t deadline)
 	u->sigwait_set = set;
 	u->sigwait_info.si_signo = 0;
 	fx_wlist_push(&sigwaiters, &w);
-	unlock_reg(c);
+	unlock_reg(h);
 	fx_waiter_sleep_cp(&w, deadline);
-	c = lock_reg();
+	h = lock_reg();
 	fx_wlist_remove(&sigwaiters, &w);
 	u->sigwait_set = 0;
 	sig = u->sigwait_info.si_signo;
-	unlock_reg(c);
+	unlock_reg(h);
 	if (!sig)
 		return fx_cancel_pending(u) ? -ECANCELED : -EAGAIN;
 	*info = u->sigwait_info;
@@ -636,11 +702,21 @@ void fx_sig_interruptible_sleep(uint64_t deadline)
  * in the order they came; the kernel then runs their handlers on u. All
  * are sent with them blocked and delivered when the mask is restored, so
  * a handler that leaves by a jump leaves none of them behind.
+ *
+ * Between taking their entries out of the pool and putting them back,
+ * another signal's handler may fork (async-signal-safe). The child's pool
+ * starts empty, those entries among its fresh ones: put back there as
+ * well, they were given out twice. So they go back only in the process
+ * that took them, which the fork generation, looked at under the lock
+ * (no handler runs in a window), tells; the child's sends fail (its
+ * carrier's thread is not in the process whose id they name), as its
+ * pending signals are the parent's.
  */
 void fx_sig_raise(struct fx_carrier *c, struct fx_uthread *u)
 {
 	struct fx_sigq took;
 	uint64_t ready;
+	unsigned gen;
 
 again:
 	if (c->sig_locked) {
@@ -652,9 +728,10 @@ again:
 	if (!(atomic_load(&u->sigpending) & ~u->sigmask) && !extra)
 		return;
 	took.head = took.tail = NULL;
-	c->sig_locked++;
-	atomic_signal_fence(memory_order_seq_cst);
+	long pid = getpid(); /* before they are taken: a child forked after sends them nowhere */
+	window_enter(c);
 	fx_spin_lock(&reg_lock);
+	gen = fx_gen();
 	ready = atomic_load(&u->sigpending) & ~u->sigmask;
 	atomic_fetch_and(&u->sigpending, ~ready);
 	atomic_fetch_and(&u->sigpending_proc, ~ready);
@@ -673,10 +750,8 @@ again:
 		q_push(&took, e);
 	}
 	fx_spin_unlock(&reg_lock);
-	atomic_signal_fence(memory_order_seq_cst);
-	c->sig_locked--;
+	window_leave(c);
 	if (ready || extra) {
-		long pid = getpid();
 		uint64_t old, block = ready, sent = 0;
 		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&block, (long)&old, 8, 0, 0);
 		for (struct fx_sigq_ent *e = took.head; e; e = e->next) {
@@ -687,16 +762,14 @@ again:
 		for (uint64_t rest = ready & ~sent; rest; rest &= rest - 1)
 			fx_raw_syscall6(SYS_tgkill, pid, c->tid, __builtin_ctzll(rest) + 1, 0, 0, 0);
 		if (took.head) {
-			c->sig_locked++;
-			atomic_signal_fence(memory_order_seq_cst);
+			window_enter(c);
 			fx_spin_lock(&reg_lock);
-			for (struct fx_sigq_ent *e = took.head, *next; e; e = next) {
+			for (struct fx_sigq_ent *e = took.head, *next; e && gen == fx_gen(); e = next) {
 				next = e->next;
 				ent_put(e);
 			}
 			fx_spin_unlock(&reg_lock);
-			atomic_signal_fence(memory_order_seq_cst);
-			c->sig_locked--;
+			window_leave(c);
 		}
 		/* the kernel delivers them now: those it has for the thread (these) first */
 		if (extra) {
@@ -842,7 +915,10 @@ void fx_sig_after_fork_child(struct fx_uthread *self)
 	sigwaiters.head = sigwaiters.tail = NULL;
 	atomic_store(&proc_pending, 0); /* the child starts with no pending signals */
 	proc_q.head = proc_q.tail = NULL;
-	self->sigq.head = self->sigq.tail = NULL; /* its pending bits stay, raised without their siginfo */
+	/* nor any of its own: a child starts with none pending (fork(2)), the kernel's as the runtime's */
+	self->sigq.head = self->sigq.tail = NULL;
+	atomic_store(&self->sigpending, 0);
+	atomic_store(&self->sigpending_proc, 0);
 	sigq_free = NULL;
 	sigq_fresh = 0;
 	fx_sig_register(self);

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <ucontext.h>
 
 struct fx_uthread;
 struct fx_waiter;
@@ -32,6 +33,13 @@ void fx_sig_mask_changed(struct fx_uthread *u);
 void fx_handler_enter(struct fx_carrier *c, uintptr_t frame, const stack_t *alt);
 void fx_handler_return(struct fx_carrier *c, int level);
 void fx_handler_longjmp(struct fx_carrier *c, uintptr_t sp, const uint64_t *mask);
+/*
+ * The trampoline, for a handler of sig that interrupted c while it holds
+ * the signal lock (c->sig_locked): instead of running it, sends sig back
+ * to c (info) with the program's signals blocked until the lock is let
+ * go, also in uc, the context the handler returns to.
+ */
+void fx_sig_hold(struct fx_carrier *c, int sig, const siginfo_t *info, ucontext_t *uc);
 
 /* After u blocked signals: the process-directed ones it was given and has not taken go to others. */
 void fx_sig_mask_blocked(struct fx_uthread *u, uint64_t blocked);
