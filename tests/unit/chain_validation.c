@@ -9,28 +9,14 @@
  * and leaks no descriptor; valid chains still run afterwards.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "testutil.h"
+#include "helpers.h"
 
-#define P(x) ((uint64_t)(uintptr_t)(x))
 #define FD FLEXSC_CHAIN_FD
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	int n = 0;
-
-	CHECK(d);
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
-}
 
 static uint64_t posted(struct flexsc_queue *q)
 {
@@ -100,7 +86,7 @@ int main(void)
 		flexsc_config_init(&cfg);
 		cfg.pages_per_queue = 1; /* 64 entries: a leaked entry would show */
 		t_open(t_engines[e], &fx, &q, &cfg);
-		int fds = count_fds();
+		int fds = t_count_fds();
 		uint64_t p0 = posted(q);
 
 		for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -140,7 +126,7 @@ int main(void)
 			}
 			CHECK_EQ(r[FLEXSC_CHAIN_MAX - 1], 0);
 		}
-		CHECK_EQ(count_fds(), fds);
+		CHECK_EQ(t_count_fds(), fds);
 		t_close(fx, q);
 	}
 	unlink(path);

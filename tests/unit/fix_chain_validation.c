@@ -12,7 +12,6 @@
  * chain, and close_range without CLOSE_RANGE_UNSHARE, still run.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <linux/futex.h>
@@ -20,26 +19,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "testutil.h"
+#include "helpers.h"
 
-#define P(x) ((uint64_t)(uintptr_t)(x))
 #define FD FLEXSC_CHAIN_FD
 
 static char path[64];
 static char buf[16];
 static uint32_t word;
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	int n = 0;
-
-	CHECK(d);
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
-}
 
 static uint64_t posted(struct flexsc_queue *q)
 {
@@ -95,7 +81,7 @@ int main(void)
 
 		t_open(t_engines[e], &fx, &q, NULL);
 		const char *eng = flexsc_engine_name(t_engines[e]);
-		int fds = count_fds();
+		int fds = t_count_fds();
 		uint64_t p0 = posted(q);
 
 		for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -111,7 +97,7 @@ int main(void)
 		}
 		CHECK_EQ(posted(q), p0);
 		CHECK_EQ(flexsc_wait(q, NULL), -ECHILD); /* nothing ran */
-		CHECK_EQ(count_fds(), fds);
+		CHECK_EQ(t_count_fds(), fds);
 
 		/* the same shapes, written correctly, run */
 		struct flexsc_op ok[3] = { OPEN, { SYS_read, 3, { FD, P(buf), 8 } }, { SYS_close, 1, { FD } } };
@@ -133,7 +119,7 @@ int main(void)
 		CHECK_EQ(r[0], getpid());
 		CHECK_EQ(r[1], 0);
 
-		CHECK_EQ(count_fds(), fds);
+		CHECK_EQ(t_count_fds(), fds);
 		CHECK_EQ(fstat(0, &st), 0);
 		CHECK(st.st_dev == st0.st_dev && st.st_ino == st0.st_ino);
 		t_close(fx, q);
