@@ -102,7 +102,7 @@ int main(void)
 {
 	static const enum flexsc_engine engines[] = { FLEXSC_ENGINE_URING, FLEXSC_ENGINE_AUTO };
 
-	snprintf(path, sizeof(path), "/tmp/flexsc-fixdirect-XXXXXX");
+	snprintf(path, sizeof(path), "/tmp/flexsc-chaindirect-XXXXXX");
 	int tfd = mkstemp(path);
 	CHECK(tfd >= 0);
 	CHECK_EQ(write(tfd, "12345678", 8), 8);
