@@ -41,8 +41,9 @@ RUN_ASM   := $(LIB_ASM) $(wildcard src/threads/*.S)
 RUN_OBJ   := $(RUN_SRC:%.c=$(B)/%.o) $(RUN_ASM:%.S=$(B)/%.o)
 RUN_SO    := $(B)/libflexsc-run.so
 
-TEST_SRC  := $(wildcard tests/unit/*.c)
+TEST_SRC  := $(filter-out tests/unit/helpers.c,$(wildcard tests/unit/*.c))
 TEST_BIN  := $(TEST_SRC:tests/unit/%.c=$(B)/tests/%)
+TEST_HELP := $(B)/tests/unit/helpers.o
 TOOL_SRC  := $(wildcard tools/*.c)
 TOOL_BIN  := $(TOOL_SRC:tools/%.c=$(B)/%)
 
@@ -82,10 +83,11 @@ $(RUN_SO): $(RUN_OBJ) $(B)/preload.map
 		-Wl,-z,defs -Wl,-z,nodelete $(LDFLAGS) $(RUN_OBJ) -o $@ $(LIBS)
 
 # Tests and tools link the shared library, as users do; white-box tests
-# that need internals include the sources they test.
-$(B)/tests/%: tests/unit/%.c $(LIB_SO) tests/unit/testutil.h
+# that need internals include the sources they test. Every unit test links
+# tests/unit/helpers.c, compiled once (helpers.h says what it offers).
+$(B)/tests/%: tests/unit/%.c $(TEST_HELP) $(LIB_SO)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(DEPFLAGS) $< -o $@ $(LDFLAGS) \
+	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(DEPFLAGS) $< $(TEST_HELP) -o $@ $(LDFLAGS) \
 		-L$(B) -Wl,-rpath,$(abspath $(B)) -lflexsc $(LIBS)
 
 $(B)/%: tools/%.c $(LIB_SO)

@@ -36,23 +36,19 @@
 # hold a line for the program (a run without the runtime fails); every
 # run is bounded by timeout(1). Servers listen on 127.0.0.1 only.
 # Clients and verifiers (memcslap, redis-benchmark, cmp, awk) run plainly.
-# The programs come from scripts/deps.sh's group "programs" (make test and
-# make check-programs install it as root); missing ones: skip (77).
+# The programs come from scripts/deps.sh's group "programs", which make test
+# and make check-programs install (as root) before any test runs; this
+# script installs nothing: a missing one is a skip (77) that names it.
 # FLEXSC_PROGRAMS_ONLY: the case names to run (space-separated; default
 # every case).
 # Logs: $FLEXSC_BUILD/programs/CASE.{nptl,flexsc}/. Exit 0 pass, 1 fail, 77 skip.
 set -u
 . "$(dirname "$0")/preload.bash"
-here=$(cd "$(dirname "$0")/../.." && pwd)
 
 tools="xz zstd sqlite3 /usr/bin/python3 git make sort memcached memcslap memccp memccat memcstat redis-server redis-benchmark redis-cli"
 missing() { for t in $tools; do command -v "$t" >/dev/null || echo "$t"; done; }
-if [ -n "$(missing)" ] && [ "$(id -u)" = 0 ]; then
-	echo "installing the programs group: scripts/deps.sh programs"
-	timeout 900 "$here/scripts/deps.sh" programs >/dev/null 2>&1
-fi
 if [ -n "$(missing)" ]; then
-	echo "skip: not installed: $(missing | tr '\n' ' ')(scripts/deps.sh programs, as root)"
+	echo "skip: not installed: $(missing | tr '\n' ' ')(make deps-test, or scripts/deps.sh programs, as root)"
 	exit 77
 fi
 

@@ -10,8 +10,9 @@
 # Every run passes --require and FLEXSC_RAN_FILE, which must then hold a
 # line for the program (pigz twice, stress-ng at least once): a run without
 # the runtime fails.
-# A missing tool is installed with apt-get when this runs as root; if that
-# is impossible, skip (77). Logs: $FLEXSC_BUILD/real-programs/.
+# This script installs nothing: make test installs pigz and stress-ng first
+# (make deps-test, scripts/deps.sh test); a missing one is a skip (77) that
+# names it. Logs: $FLEXSC_BUILD/real-programs/.
 # Exit 0 pass, 1 fail, 77 skip.
 set -u
 . "$(dirname "$0")/preload.bash"
@@ -22,7 +23,7 @@ for tool in pigz stress-ng; do
 	command -v "$tool" >/dev/null || missing+=("$tool")
 done
 if [ ${#missing[@]} -gt 0 ]; then
-	echo "skip: ${missing[*]} not installed (scripts/deps.sh test installs them)"
+	echo "skip: ${missing[*]} not installed (make deps-test, or scripts/deps.sh test, as root)"
 	exit 77
 fi
 

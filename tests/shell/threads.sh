@@ -22,7 +22,10 @@
 # line for the program (else FAIL "the runtime did not run").
 # A program that exits 77 on its plain run is skipped in every
 # configuration (the first line of its stdout says why).
-# One line per (program, configuration), then a summary.
+# One line per (program, configuration), then a summary. Under tests/run.sh
+# each of those lines (but the plain runs' "ok") is also appended to the file
+# FLEXSC_RESULTS as "STATUS PROGRAM/CONFIG DETAIL", and run.sh counts and
+# prints each as its own result (threads/PROGRAM/CONFIG).
 #
 # A program may carry directives in comment lines:
 #   // flexsc-test: args WORD...             more arguments (no quoting)
@@ -83,6 +86,9 @@ pass=0 fail=0 skip=0 failed=()
 
 line() { # STATUS PROGRAM CONFIG [DETAIL]
 	printf '%-4s %-20s %-8s %s\n' "$1" "$2" "$3" "${4:-}"
+	if [ -n "${FLEXSC_RESULTS:-}" ] && [ "$1" != ok ]; then
+		printf '%s %s/%s %s\n' "$1" "$2" "$3" "${4:-}" >>"$FLEXSC_RESULTS"
+	fi
 }
 
 # Shows what went wrong in a run: its stdout against the plain one, its stderr.

@@ -25,20 +25,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#define CHECK_NAME "barrier_rounds"
+#include "check.h"
+
 #define NTHREADS 64
 #define ROUNDS 3000
-
-static _Atomic long failures;
-
-#define CHECK(cond, ...)                                                   \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			fprintf(stderr, "barrier_rounds: %s:%d: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                      \
-			fputc('\n', stderr);                               \
-			atomic_fetch_add(&failures, 1);                    \
-		}                                                          \
-	} while (0)
 
 static pthread_barrier_t barrier;
 static _Atomic int arrived[ROUNDS];
@@ -59,14 +50,14 @@ static void *runner(void *arg)
 			sched_yield();
 		atomic_fetch_add(&arrived[r], 1);
 		int ret = pthread_barrier_wait(&barrier);
-		CHECK(ret == 0 || ret == PTHREAD_BARRIER_SERIAL_THREAD, "round %d: wait returned %d", r, ret);
+		EXPECT(ret == 0 || ret == PTHREAD_BARRIER_SERIAL_THREAD, "round %d: wait returned %d", r, ret);
 		if (ret == PTHREAD_BARRIER_SERIAL_THREAD)
 			atomic_fetch_add(&serial[r], 1);
-		CHECK(atomic_load(&arrived[r]) == NTHREADS, "round %d: left with %d of %d arrived", r,
-		      atomic_load(&arrived[r]), NTHREADS);
+		EXPECT(atomic_load(&arrived[r]) == NTHREADS, "round %d: left with %d of %d arrived", r,
+		       atomic_load(&arrived[r]), NTHREADS);
 		/* round r completed only once every thread had left round r-1 */
 		if (r > 0)
-			CHECK(atomic_load(&left[r - 1]) == NTHREADS, "round %d: someone still in round %d", r, r - 1);
+			EXPECT(atomic_load(&left[r - 1]) == NTHREADS, "round %d: someone still in round %d", r, r - 1);
 		atomic_fetch_add(&left[r], 1);
 	}
 	return NULL;
@@ -79,12 +70,12 @@ static void check_pshared(void)
 	pthread_barrier_t *b = mmap(NULL, sizeof(*b), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	int serials = 0, status;
 
-	CHECK(b != MAP_FAILED, "mmap");
+	EXPECT(b != MAP_FAILED, "mmap");
 	if (b == MAP_FAILED)
 		return;
 	pthread_barrierattr_init(&attr);
 	pthread_barrierattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
-	CHECK(pthread_barrier_init(b, &attr, 2) == 0, "process-shared init");
+	EXPECT(pthread_barrier_init(b, &attr, 2) == 0, "process-shared init");
 	pthread_barrierattr_destroy(&attr);
 	pid_t pid = fork();
 	if (pid == 0) {
@@ -92,13 +83,13 @@ static void check_pshared(void)
 			serials += pthread_barrier_wait(b) == PTHREAD_BARRIER_SERIAL_THREAD;
 		_exit(serials);
 	}
-	CHECK(pid > 0, "fork");
+	EXPECT(pid > 0, "fork");
 	for (int r = 0; r < 200; r++)
 		serials += pthread_barrier_wait(b) == PTHREAD_BARRIER_SERIAL_THREAD;
-	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status), "the child");
-	CHECK(serials + WEXITSTATUS(status) == 200, "process-shared: %d serial returns in 200 rounds",
-	      serials + WEXITSTATUS(status));
-	CHECK(pthread_barrier_destroy(b) == 0, "process-shared destroy");
+	EXPECT(waitpid(pid, &status, 0) == pid && WIFEXITED(status), "the child");
+	EXPECT(serials + WEXITSTATUS(status) == 200, "process-shared: %d serial returns in 200 rounds",
+	       serials + WEXITSTATUS(status));
+	EXPECT(pthread_barrier_destroy(b) == 0, "process-shared destroy");
 	munmap(b, sizeof(*b));
 }
 
@@ -109,7 +100,7 @@ int main(void)
 	for (int run = 0; run < 2; run++) {
 		for (int r = 0; r < ROUNDS; r++)
 			arrived[r] = serial[r] = left[r] = 0;
-		CHECK(pthread_barrier_init(&barrier, NULL, NTHREADS) == 0, "init");
+		EXPECT(pthread_barrier_init(&barrier, NULL, NTHREADS) == 0, "init");
 		for (long i = 0; i < NTHREADS; i++)
 			if (pthread_create(&t[i], NULL, runner, (void *)i)) {
 				perror("pthread_create");
@@ -118,26 +109,25 @@ int main(void)
 		for (int i = 0; i < NTHREADS; i++)
 			pthread_join(t[i], NULL);
 		for (int r = 0; r < ROUNDS; r++) {
-			CHECK(serial[r] == 1, "run %d round %d: %d serial threads", run, r, serial[r]);
-			CHECK(left[r] == NTHREADS, "run %d round %d: %d left", run, r, left[r]);
+			EXPECT(serial[r] == 1, "run %d round %d: %d serial threads", run, r, serial[r]);
+			EXPECT(left[r] == NTHREADS, "run %d round %d: %d left", run, r, left[r]);
 		}
-		CHECK(pthread_barrier_destroy(&barrier) == 0, "destroy after the last round");
+		EXPECT(pthread_barrier_destroy(&barrier) == 0, "destroy after the last round");
 	}
-	printf("barrier_rounds: %d threads x %d rounds, twice: one serial thread a round, nobody early or late: %s\n",
-	       NTHREADS, ROUNDS, atomic_load(&failures) ? "FAIL" : "ok");
+	resultf(misses() == 0, "%d threads x %d rounds, twice: one serial thread a round, nobody early or late",
+	        NTHREADS, ROUNDS);
 
-	long before = atomic_load(&failures);
+	long before = misses();
 	pthread_barrier_t one, zero;
-	CHECK(pthread_barrier_init(&zero, NULL, 0) == EINVAL, "count 0: EINVAL");
-	CHECK(pthread_barrier_init(&one, NULL, 1) == 0, "count 1");
+	EXPECT(pthread_barrier_init(&zero, NULL, 0) == EINVAL, "count 0: EINVAL");
+	EXPECT(pthread_barrier_init(&one, NULL, 1) == 0, "count 1");
 	for (int i = 0; i < 5; i++)
-		CHECK(pthread_barrier_wait(&one) == PTHREAD_BARRIER_SERIAL_THREAD, "count 1: serial every time");
-	CHECK(pthread_barrier_destroy(&one) == 0, "destroy");
+		EXPECT(pthread_barrier_wait(&one) == PTHREAD_BARRIER_SERIAL_THREAD, "count 1: serial every time");
+	EXPECT(pthread_barrier_destroy(&one) == 0, "destroy");
 
 	check_pshared();
-	printf("barrier_rounds: count 1, count 0, process-shared: %s\n",
-	       atomic_load(&failures) > before ? "FAIL" : "ok");
+	result("count 1, count 0, process-shared", misses() == before);
 
-	printf("barrier_rounds: %s\n", atomic_load(&failures) ? "FAIL" : "PASS");
-	return atomic_load(&failures) ? 1 : 0;
+	printf("barrier_rounds: %s\n", failed ? "FAIL" : "PASS");
+	return failed;
 }

@@ -1,8 +1,17 @@
 /*
- * What the test programs in this folder share: reporting one check and
- * starting a thread. Plain C and pthreads, like the programs, which know
- * nothing of flexsc. A program defines CHECK_NAME (its name, the prefix
- * of every line it prints) before including this, and returns `failed`.
+ * What the test programs in this folder share: reporting checks, starting
+ * threads, signals, children. Plain C and pthreads, like the programs,
+ * which know nothing of flexsc. A program defines CHECK_NAME (its name, the
+ * prefix of every line it prints) before including this, and returns
+ * `failed`.
+ *
+ * The one convention for checks: each claim is one stdout line from
+ * result() or result_err() ("NAME: what: ok" or FAIL), printed by the main
+ * thread in a fixed order, so the plain run and every flexsc-run run print
+ * the same lines. Conditions checked many times or on other threads (a
+ * storm's inner loop) use EXPECT: a miss says where and why on stderr and
+ * counts; the claim's result() line then compares misses() before and
+ * after. Either one sets `failed`.
  */
 #ifndef FLEXSC_THREADS_CHECK_H
 #define FLEXSC_THREADS_CHECK_H
@@ -10,6 +19,8 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
-static int failed;
+static _Atomic int failed;    /* any result() or EXPECT that did not hold */
+static _Atomic long expect_misses;
 
 /* One line per check, flushed at once: a fork or a crash must not lose or repeat it. */
 __attribute__((unused)) static void result(const char *what, int ok)
@@ -27,6 +39,55 @@ __attribute__((unused)) static void result(const char *what, int ok)
 	fflush(stdout);
 	if (!ok)
 		failed = 1;
+}
+
+/* result() with the claim formatted printf-style. */
+__attribute__((unused, format(printf, 2, 3))) static void resultf(int ok, const char *fmt, ...)
+{
+	char what[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	result(what, ok);
+}
+
+/* EXPECT(cond, fmt, ...): on any thread; when cond is false, prints the
+ * place and the message to stderr and counts a miss. */
+#define EXPECT(cond, ...)                                                       \
+	do {                                                                    \
+		if (!(cond))                                                    \
+			expect_missed(__FILE__, __LINE__, __VA_ARGS__);         \
+	} while (0)
+
+__attribute__((unused, format(printf, 3, 4))) static void expect_missed(const char *file, int line,
+									 const char *fmt, ...)
+{
+	va_list ap;
+
+	flockfile(stderr);
+	fprintf(stderr, "%s: %s:%d: ", CHECK_NAME, file, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	funlockfile(stderr);
+	atomic_fetch_add(&expect_misses, 1);
+	failed = 1;
+}
+
+/* EXPECT_ERR(expr, want): EXPECT that a call returning an error number gives want. */
+#define EXPECT_ERR(expr, want)                                                          \
+	do {                                                                            \
+		int e_ = (expr);                                                        \
+		EXPECT(e_ == (want), "%s: %s (%d), want %s", #expr, strerror(e_), e_, #want); \
+	} while (0)
+
+/* The EXPECTs missed so far. */
+__attribute__((unused)) static long misses(void)
+{
+	return atomic_load(&expect_misses);
 }
 
 /* A joinable thread running fn(arg); the program stops if it cannot start. */
@@ -72,6 +133,29 @@ __attribute__((unused)) static uint64_t now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* clock in nanoseconds. */
+__attribute__((unused)) static uint64_t now_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* CLOCK_MONOTONIC in seconds. */
+__attribute__((unused)) static double now_s(void)
+{
+	return (double)now_ns(CLOCK_MONOTONIC) / 1e9;
+}
+
+/* A timespec `ns` nanoseconds from now on `clock`. */
+__attribute__((unused)) static struct timespec ts_in_ns(clockid_t clock, uint64_t ns)
+{
+	uint64_t t = now_ns(clock) + ns;
+
+	return (struct timespec){ .tv_sec = (time_t)(t / 1000000000u), .tv_nsec = (long)(t % 1000000000u) };
 }
 
 /* The system call instruction itself, three arguments: no library sees or interposes it. */
@@ -144,6 +228,75 @@ __attribute__((unused)) static struct timespec ts_in_ms(clockid_t clock, long ms
 __attribute__((unused)) static long ms_between(struct timespec a, struct timespec b)
 {
 	return (b.tv_sec - a.tv_sec) * 1000L + (b.tv_nsec - a.tv_nsec) / 1000000L;
+}
+
+/* The set holding one signal. */
+__attribute__((unused)) static sigset_t sigset_of(int sig)
+{
+	sigset_t s;
+
+	sigemptyset(&s);
+	sigaddset(&s, sig);
+	return s;
+}
+
+/* Installs fn for sig with these sa_flags and an empty sa_mask; the program stops if it cannot. */
+__attribute__((unused)) static void on_signal(int sig, void (*fn)(int), int flags)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = fn;
+	sa.sa_flags = flags;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(sig, &sa, NULL)) {
+		perror("sigaction");
+		exit(1);
+	}
+}
+
+/* Reads fd to its end into buf, NUL-terminated; the bytes read. */
+__attribute__((unused)) static size_t read_all(int fd, char *buf, size_t len)
+{
+	size_t n = 0;
+	ssize_t r;
+
+	while (n + 1 < len && ((r = read(fd, buf + n, len - 1 - n)) > 0 || (r < 0 && errno == EINTR)))
+		if (r > 0)
+			n += (size_t)r;
+	buf[n] = 0;
+	return n;
+}
+
+/* Runs fn(arg) in a forked child whose stdout is a pipe, and _exits with
+ * what fn returns (fn may exec instead). Its stdout in out (NUL-terminated);
+ * returns its wait status. The program stops if pipe or fork fails. */
+__attribute__((unused)) static int run_captured(int (*fn)(void *), void *arg, char *out, size_t len)
+{
+	int p[2], status = -1;
+
+	if (pipe(p)) {
+		perror("pipe");
+		exit(1);
+	}
+	fflush(stdout); /* or the child prints it again */
+	pid_t pid = fork();
+	if (pid < 0) {
+		perror("fork");
+		exit(1);
+	}
+	if (pid == 0) {
+		dup2(p[1], 1);
+		close(p[0]);
+		close(p[1]);
+		_exit(fn(arg));
+	}
+	close(p[1]);
+	read_all(p[0], out, len);
+	close(p[0]);
+	if (waitpid(pid, &status, 0) != pid)
+		perror("waitpid");
+	return status;
 }
 
 #endif

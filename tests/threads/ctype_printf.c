@@ -4,10 +4,14 @@
  * per-thread ctype tables that glibc sets up when a thread starts; a thread
  * runtime must set them up too. Deterministic output, exit 0 on success.
  */
+#define _GNU_SOURCE
 #include <ctype.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+
+#define CHECK_NAME "ctype_printf"
+#include "check.h"
 
 static void *work(void *arg)
 {
@@ -19,14 +23,11 @@ static void *work(void *arg)
 
 int main(void)
 {
-	pthread_t t[2];
+	pthread_t t0 = spawn(work, (void *)2L), t1 = spawn(work, (void *)3L);
 	void *r0, *r1;
 
-	pthread_create(&t[0], NULL, work, (void *)2L);
-	pthread_create(&t[1], NULL, work, (void *)3L);
-	pthread_join(t[0], &r0);
-	pthread_join(t[1], &r1);
-	int ok = !r0 && !r1;
-	printf("ctype_printf: %%f, isalpha and toupper in new threads: %s\n", ok ? "ok" : "FAIL");
-	return ok ? 0 : 1;
+	pthread_join(t0, &r0);
+	pthread_join(t1, &r1);
+	result("%f, isalpha and toupper in new threads", !r0 && !r1);
+	return failed;
 }

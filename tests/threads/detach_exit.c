@@ -19,21 +19,23 @@
 #include <string.h>
 #include <unistd.h>
 
-static pthread_t spawn(void *(*fn)(void *), void *arg, int detached)
+#define CHECK_NAME "detach_exit"
+#include "check.h"
+
+/* A thread started detached (by its attribute); the program stops if it cannot start. */
+static void spawn_detached(void *(*fn)(void *), void *arg)
 {
 	pthread_attr_t attr;
 	pthread_t t;
 
 	pthread_attr_init(&attr);
-	if (detached)
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	int err = pthread_create(&t, &attr, fn, arg);
 	if (err) {
 		fprintf(stderr, "pthread_create: %s\n", strerror(err));
 		exit(1);
 	}
 	pthread_attr_destroy(&attr);
-	return t;
 }
 
 /* ---- pthread_once ---- */
@@ -72,7 +74,7 @@ static int test_once(void)
 	pthread_t t[ONCE_THREADS];
 
 	for (int i = 0; i < ONCE_THREADS; i++)
-		t[i] = spawn(once_caller, NULL, 0);
+		t[i] = spawn(once_caller, NULL);
 	pthread_mutex_lock(&start_lock);
 	while (started < ONCE_THREADS)
 		pthread_cond_wait(&start_cond, &start_lock);
@@ -107,7 +109,7 @@ static void *gated(void *arg)
 
 static int test_detach(void)
 {
-	pthread_t a = spawn(quick, NULL, 0), b = spawn(gated, NULL, 0);
+	pthread_t a = spawn(quick, NULL), b = spawn(gated, NULL);
 	int ok = 1;
 
 	usleep(20000); /* a has finished */
@@ -135,10 +137,8 @@ static void finish_one(long contribution)
 	atomic_fetch_add(&total, contribution);
 	if (atomic_fetch_sub(&remaining, 1) == 1) {
 		/* the last one: everybody's work is in */
-		printf("detach_exit: the last thread sees all work done: %s\n",
-		       atomic_load(&total) == (long)WORKERS * (WORKERS + 1) / 2 * 1000 + 5 ? "ok"
-											: "FAIL");
-		fflush(stdout);
+		result("the last thread sees all work done",
+		       atomic_load(&total) == (long)WORKERS * (WORKERS + 1) / 2 * 1000 + 5);
 	}
 }
 
@@ -178,25 +178,20 @@ static void at_exit_handler(void)
 
 int main(void)
 {
-	int ok1 = test_once(), ok2 = test_detach();
-
-	printf("detach_exit: pthread_once under contention runs once, callers wait: %s\n",
-	       ok1 ? "ok" : "FAIL");
-	printf("detach_exit: pthread_detach of finished and running threads: %s\n", ok2 ? "ok" : "FAIL");
-	if (!ok1 || !ok2) {
+	result("pthread_once under contention runs once, callers wait", test_once());
+	result("pthread_detach of finished and running threads", test_detach());
+	if (failed) {
 		printf("detach_exit: FAIL\n");
 		return 1;
 	}
 	atexit(at_exit_handler);
 	for (long i = 0; i < WORKERS; i++) {
-		if (i % 2) {
-			spawn(worker, (void *)(intptr_t)i, 1);
-		} else {
-			pthread_t t = spawn(worker, (void *)(intptr_t)i, 0);
-			pthread_detach(t);
-		}
+		if (i % 2)
+			spawn_detached(worker, (void *)(intptr_t)i);
+		else
+			pthread_detach(spawn(worker, (void *)(intptr_t)i));
 	}
-	joinable = spawn(lingering, NULL, 0);
+	joinable = spawn(lingering, NULL);
 	printf("detach_exit: main calls pthread_exit\n");
 	fflush(stdout);
 	atomic_store(&main_said_exit, 1);

@@ -35,6 +35,9 @@ void *lib_addr(void) { return &lib_value; }
 #include <time.h>
 #include <unistd.h>
 
+#define CHECK_NAME "dlopen_tls"
+#include "check.h"
+
 #define EARLY 16
 #define LATE 16
 #define N (EARLY + LATE)
@@ -49,13 +52,6 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static int loaded, at_end, expected_at_end;
 static void *addrs[N];
-static _Atomic int failures;
-
-static void fail(int id, const char *what)
-{
-	fprintf(stderr, "thread %d: %s\n", id, what);
-	atomic_fetch_add(&failures, 1);
-}
 
 static void *worker(void *arg)
 {
@@ -69,21 +65,19 @@ static void *worker(void *arg)
 		pthread_cond_wait(&cond, &lock);
 	pthread_mutex_unlock(&lock);
 
-	if (lib_get() != 12345)
-		fail(id, "the library's __thread variable does not start at its initial value");
-	if (!lib_big_zero())
-		fail(id, "the library's zero-initialised TLS is not zero");
+	EXPECT(lib_get() == 12345, "thread %d: the library's __thread variable does not start at its initial value",
+	       id);
+	EXPECT(lib_big_zero(), "thread %d: the library's zero-initialised TLS is not zero", id);
 	lib_set(mine);
 	if (pipe(p)) {
-		fail(id, "pipe");
+		EXPECT(0, "thread %d: pipe: %s", id, strerror(errno));
 		return NULL;
 	}
 	for (int i = 0; i < 20; i++) {
-		if (write(p[1], &c, 1) != 1 || read(p[0], &c, 1) != 1)
-			fail(id, "pipe I/O");
+		EXPECT(write(p[1], &c, 1) == 1 && read(p[0], &c, 1) == 1, "thread %d: pipe I/O", id);
 		usleep(200);
 		if (lib_get() != mine || !lib_big_ok(mine)) {
-			fail(id, "the library's TLS changed across blocking calls");
+			EXPECT(0, "thread %d: the library's TLS changed across blocking calls", id);
 			break;
 		}
 	}
@@ -97,8 +91,7 @@ static void *worker(void *arg)
 	while (at_end < expected_at_end)
 		pthread_cond_wait(&cond, &lock);
 	pthread_mutex_unlock(&lock);
-	if (lib_get() != mine)
-		fail(id, "the library's TLS changed while waiting");
+	EXPECT(lib_get() == mine, "thread %d: the library's TLS changed while waiting", id);
 	return NULL;
 }
 
@@ -148,19 +141,15 @@ int main(int argc, char **argv)
 	for (int i = 0; i < N; i++)
 		pthread_join(t[i], NULL);
 
-	int ok = !atomic_load(&failures);
-	printf("dlopen_tls: library TLS initial values in threads made before and after dlopen: %s\n",
-	       ok ? "ok" : "FAIL");
+	result("library TLS initial values in threads made before and after dlopen", misses() == 0);
 	qsort(addrs, N, sizeof(addrs[0]), cmp);
 	int apart = 1;
 	for (int i = 1; i < N; i++)
 		apart &= addrs[i] != addrs[i - 1] && addrs[i] != NULL;
-	printf("dlopen_tls: each live thread has its own copy: %s\n", apart ? "ok" : "FAIL");
-	int main_ok = lib_get() == 7 && lib_big_ok(7);
-	printf("dlopen_tls: main's copy untouched by the threads: %s\n", main_ok ? "ok" : "FAIL");
+	result("each live thread has its own copy", apart);
+	result("main's copy untouched by the threads", lib_get() == 7 && lib_big_ok(7));
 	dlclose(h);
-	ok &= apart & main_ok;
-	printf("dlopen_tls: %s\n", ok ? "PASS" : "FAIL");
-	return ok ? 0 : 1;
+	printf("dlopen_tls: %s\n", failed ? "FAIL" : "PASS");
+	return failed;
 }
 #endif

@@ -40,14 +40,6 @@ static int wd_fd = -1;
 static struct sockaddr_un wd_addr;
 static socklen_t wd_len;
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* After 3 s without done: writes a byte to wd_fd, or connects to wd_addr. */
 static void *watchdog(void *arg)
 {

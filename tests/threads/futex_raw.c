@@ -34,14 +34,6 @@ static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct tim
 	return syscall(SYS_futex, addr, op, val, ts, addr2, val3);
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* ---- 1. a futex mutex: 0 free, 1 locked, 2 locked with waiters ---- */
 
 static _Atomic uint32_t lock_word;

@@ -86,17 +86,6 @@ static void plain(int sig)
 	atomic_fetch_add(&returned, 1);
 }
 
-static void on(int sig, void (*fn)(int), int flags)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = fn;
-	sa.sa_flags = flags;
-	sigemptyset(&sa.sa_mask);
-	sigaction(sig, &sa, NULL);
-}
-
 static int blocked(int sig)
 {
 	sigset_t now;
@@ -124,7 +113,7 @@ int main(void)
 		return 1;
 
 	/* 1. */
-	on(SIGUSR1, to_senv, 0);
+	on_signal(SIGUSR1, to_senv, 0);
 	int jumped = 0;
 	if (sigsetjmp(senv, 1) == 0)
 		pthread_kill(pthread_self(), SIGUSR1);
@@ -135,7 +124,7 @@ int main(void)
 	result("siglongjmp: a read waits for another thread", read_from_other("one"));
 
 	/* 2. */
-	on(SIGUSR1, to_env, 0);
+	on_signal(SIGUSR1, to_env, 0);
 	jumped = 0;
 	if (setjmp(env) == 0)
 		pthread_kill(pthread_self(), SIGUSR1);
@@ -154,7 +143,7 @@ int main(void)
 	ss.ss_sp = malloc(ss.ss_size);
 	if (!ss.ss_sp || sigaltstack(&ss, NULL))
 		return 1;
-	on(SIGUSR1, to_senv, SA_ONSTACK);
+	on_signal(SIGUSR1, to_senv, SA_ONSTACK);
 	jumped = 0;
 	if (sigsetjmp(senv, 1) == 0)
 		pthread_kill(pthread_self(), SIGUSR1);
@@ -166,8 +155,8 @@ int main(void)
 	sigaltstack(&off, NULL);
 
 	/* 4. */
-	on(SIGUSR1, outer, 0);
-	on(SIGUSR2, inner, 0);
+	on_signal(SIGUSR1, outer, 0);
+	on_signal(SIGUSR2, inner, 0);
 	nested_depth = 0;
 	if (sigsetjmp(senv, 1) == 0)
 		pthread_kill(pthread_self(), SIGUSR1);
@@ -175,7 +164,7 @@ int main(void)
 	result("nested: a read waits for another thread", read_from_other("four"));
 
 	/* 5. */
-	on(SIGUSR1, to_senv, 0);
+	on_signal(SIGUSR1, to_senv, 0);
 	if (sigsetjmp(senv, 1) == 0)
 		pthread_kill(pthread_self(), SIGUSR1);
 	pthread_t h = spawn(holder, NULL);
@@ -187,7 +176,7 @@ int main(void)
 	result("mutex: the holder ran and released it", 1);
 
 	/* 6. */
-	on(SIGUSR1, plain, 0);
+	on_signal(SIGUSR1, plain, 0);
 	pthread_kill(pthread_self(), SIGUSR1);
 	result("returned: the handler ran", atomic_load(&returned) == 1);
 	result("returned: a read waits for another thread", read_from_other("six"));

@@ -192,17 +192,9 @@ static void test_barrier(void)
 
 /* ---- 4. timeouts ---- */
 
-static int64_t now_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static struct timespec in_ms(clockid_t clock, int ms)
 {
-	int64_t t = now_ns(clock) + (int64_t)ms * 1000000;
+	int64_t t = (int64_t)now_ns(clock) + (int64_t)ms * 1000000;
 
 	return (struct timespec){ (time_t)(t / 1000000000), (long)(t % 1000000000) };
 }
@@ -261,10 +253,10 @@ static void *timed_waiter(void *arg)
 	pthread_mutex_lock(&m);
 	for (int i = 0; i < 3; i++) {
 		int ms = 30 + 10 * i;
-		int64_t t0 = now_ns(CLOCK_MONOTONIC);
+		int64_t t0 = (int64_t)now_ns(CLOCK_MONOTONIC);
 		struct timespec abs = in_ms(clock, ms);
 		int err = pthread_cond_timedwait(&c, &m, &abs);
-		int64_t late = now_ns(clock) - ts_ns(&abs), waited = now_ns(CLOCK_MONOTONIC) - t0;
+		int64_t late = (int64_t)now_ns(clock) - ts_ns(&abs), waited = (int64_t)now_ns(CLOCK_MONOTONIC) - t0;
 		/* a wait may end spuriously with 0, but never ETIMEDOUT early */
 		if (err == 0)
 			continue;
@@ -304,10 +296,10 @@ static void test_timeouts(void)
 	while (holder_state != 1)
 		pthread_cond_wait(&holder_cond, &holder_lock);
 	pthread_mutex_unlock(&holder_lock);
-	int64_t t0 = now_ns(CLOCK_MONOTONIC);
+	int64_t t0 = (int64_t)now_ns(CLOCK_MONOTONIC);
 	struct timespec abs = in_ms(CLOCK_REALTIME, 50);
 	int err = pthread_mutex_timedlock(&held, &abs);
-	int64_t late = now_ns(CLOCK_REALTIME) - ts_ns(&abs), waited = now_ns(CLOCK_MONOTONIC) - t0;
+	int64_t late = (int64_t)now_ns(CLOCK_REALTIME) - ts_ns(&abs), waited = (int64_t)now_ns(CLOCK_MONOTONIC) - t0;
 	int tok = err == ETIMEDOUT && not_early(CLOCK_REALTIME, late, waited, 50);
 	if (!tok)
 		fprintf(stderr, "mutex_timedlock: %s, %lld ns after the deadline, %lld ns waited\n",
@@ -358,64 +350,54 @@ static void test_kinds(void)
 	pthread_mutexattr_t a;
 	pthread_mutex_t rec, chk;
 	struct other_op op;
-	int ok = 1;
-
-#define EXPECT(expr, want)                                                                     \
-	do {                                                                                   \
-		int e_ = (expr);                                                               \
-		if (e_ != (want)) {                                                            \
-			fprintf(stderr, "%s: %s (%d), want %s\n", #expr, strerror(e_), e_, #want); \
-			ok = 0;                                                                \
-		}                                                                              \
-	} while (0)
+	long before = misses();
 
 	pthread_mutexattr_init(&a);
 	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
 	pthread_mutex_init(&rec, &a);
-	EXPECT(pthread_mutex_lock(&rec), 0);
-	EXPECT(pthread_mutex_lock(&rec), 0);
-	EXPECT(pthread_mutex_trylock(&rec), 0);
+	EXPECT_ERR(pthread_mutex_lock(&rec), 0);
+	EXPECT_ERR(pthread_mutex_lock(&rec), 0);
+	EXPECT_ERR(pthread_mutex_trylock(&rec), 0);
 	from_other_thread(&rec, &op);
-	EXPECT(op.trylock_err, EBUSY);
-	EXPECT(op.unlock_err, EPERM);
-	EXPECT(pthread_mutex_unlock(&rec), 0);
-	EXPECT(pthread_mutex_unlock(&rec), 0);
+	EXPECT_ERR(op.trylock_err, EBUSY);
+	EXPECT_ERR(op.unlock_err, EPERM);
+	EXPECT_ERR(pthread_mutex_unlock(&rec), 0);
+	EXPECT_ERR(pthread_mutex_unlock(&rec), 0);
 	from_other_thread(&rec, &op); /* still held once */
-	EXPECT(op.trylock_err, EBUSY);
-	EXPECT(pthread_mutex_unlock(&rec), 0);
-	EXPECT(pthread_mutex_unlock(&rec), EPERM); /* not held any more */
+	EXPECT_ERR(op.trylock_err, EBUSY);
+	EXPECT_ERR(pthread_mutex_unlock(&rec), 0);
+	EXPECT_ERR(pthread_mutex_unlock(&rec), EPERM); /* not held any more */
 	from_other_thread(&rec, &op);
-	EXPECT(op.trylock_err, 0);
-	EXPECT(pthread_mutex_destroy(&rec), 0);
-	result("recursive mutex: nested locks, EBUSY and EPERM for others", ok);
+	EXPECT_ERR(op.trylock_err, 0);
+	EXPECT_ERR(pthread_mutex_destroy(&rec), 0);
+	result("recursive mutex: nested locks, EBUSY and EPERM for others", misses() == before);
 
-	ok = 1;
+	before = misses();
 	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
 	pthread_mutex_init(&chk, &a);
-	EXPECT(pthread_mutex_unlock(&chk), EPERM); /* not locked */
-	EXPECT(pthread_mutex_lock(&chk), 0);
-	EXPECT(pthread_mutex_lock(&chk), EDEADLK);
-	EXPECT(pthread_mutex_trylock(&chk), EBUSY);
+	EXPECT_ERR(pthread_mutex_unlock(&chk), EPERM); /* not locked */
+	EXPECT_ERR(pthread_mutex_lock(&chk), 0);
+	EXPECT_ERR(pthread_mutex_lock(&chk), EDEADLK);
+	EXPECT_ERR(pthread_mutex_trylock(&chk), EBUSY);
 	from_other_thread(&chk, &op);
-	EXPECT(op.trylock_err, EBUSY);
-	EXPECT(op.unlock_err, EPERM);
-	EXPECT(pthread_mutex_unlock(&chk), 0);
-	EXPECT(pthread_mutex_unlock(&chk), EPERM);
-	EXPECT(pthread_mutex_destroy(&chk), 0);
-	result("error-checking mutex: EDEADLK on relock, EPERM on foreign unlock", ok);
+	EXPECT_ERR(op.trylock_err, EBUSY);
+	EXPECT_ERR(op.unlock_err, EPERM);
+	EXPECT_ERR(pthread_mutex_unlock(&chk), 0);
+	EXPECT_ERR(pthread_mutex_unlock(&chk), EPERM);
+	EXPECT_ERR(pthread_mutex_destroy(&chk), 0);
+	result("error-checking mutex: EDEADLK on relock, EPERM on foreign unlock", misses() == before);
 
-	ok = 1;
+	before = misses();
 	pthread_mutex_t normal = PTHREAD_MUTEX_INITIALIZER;
-	EXPECT(pthread_mutex_lock(&normal), 0);
-	EXPECT(pthread_mutex_trylock(&normal), EBUSY);
+	EXPECT_ERR(pthread_mutex_lock(&normal), 0);
+	EXPECT_ERR(pthread_mutex_trylock(&normal), EBUSY);
 	from_other_thread(&normal, &op);
-	EXPECT(op.trylock_err, EBUSY);
-	EXPECT(pthread_mutex_unlock(&normal), 0);
-	EXPECT(pthread_mutex_trylock(&normal), 0);
-	EXPECT(pthread_mutex_unlock(&normal), 0);
-	result("normal mutex: trylock EBUSY while held", ok);
+	EXPECT_ERR(op.trylock_err, EBUSY);
+	EXPECT_ERR(pthread_mutex_unlock(&normal), 0);
+	EXPECT_ERR(pthread_mutex_trylock(&normal), 0);
+	EXPECT_ERR(pthread_mutex_unlock(&normal), 0);
+	result("normal mutex: trylock EBUSY while held", misses() == before);
 	pthread_mutexattr_destroy(&a);
-#undef EXPECT
 }
 
 int main(void)

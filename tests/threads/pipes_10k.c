@@ -23,6 +23,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#define CHECK_NAME "pipes_10k"
+#include "check.h"
+
 #define WANT 10000
 #define MARGIN 64 /* descriptors left for the runtime and libc */
 
@@ -155,8 +158,8 @@ int main(void)
 				fprintf(stderr, "thread %d got byte %u, want %u\n", i, got[i], byte_for(i));
 		}
 	}
-	printf("pipes_10k: every thread blocked in read() got its own byte: %s\n", bad ? "FAIL" : "ok");
+	result("every thread blocked in read() got its own byte", !bad);
 	if (bad)
 		fprintf(stderr, "pipes_10k: %d of %d threads wrong\n", bad, n);
-	return bad ? 1 : 0;
+	return failed;
 }

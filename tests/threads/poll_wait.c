@@ -47,14 +47,6 @@
 #define NWAITERS 200
 #define NRACES 2000
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static int must_pipe(int p[2])
 {
 	if (pipe(p)) {
@@ -163,12 +155,8 @@ static int interrupted(void)
 {
 	int p[2];
 	struct waiter w = { .fd = must_pipe(p), .timeout = 10000 };
-	struct sigaction sa;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = handler;
-	sa.sa_flags = SA_RESTART;
-	sigaction(SIGUSR1, &sa, NULL);
+	on_signal(SIGUSR1, handler, SA_RESTART);
 	pthread_t t = spawn(wait_fn, &w);
 	wait_started(&w.started, 50);
 	kill_until_done(t, &w.done);

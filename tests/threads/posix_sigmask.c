@@ -32,15 +32,6 @@
 #define CHECK_NAME "posix_sigmask"
 #include "check.h"
 
-static sigset_t only(int sig)
-{
-	sigset_t s;
-
-	sigemptyset(&s);
-	sigaddset(&s, sig);
-	return s;
-}
-
 static void masks(void)
 {
 	sigset_t all, cur, old;
@@ -68,7 +59,7 @@ static void *report_mask(void *arg)
 
 static void *block_then_create(void *arg)
 {
-	sigset_t s = only(SIGUSR1);
+	sigset_t s = sigset_of(SIGUSR1);
 	void *r;
 
 	(void)arg;
@@ -106,7 +97,7 @@ static void *pending_thread(void *arg)
 	sigpending(&pend);
 	t_pending_usr1 = sigismember(&pend, SIGUSR1);
 	t_pending_usr2 = sigismember(&pend, SIGUSR2);
-	set = only(SIGUSR1);
+	set = sigset_of(SIGUSR1);
 	t_sig = sigtimedwait(&set, &info, &ts);
 	return NULL;
 }
@@ -131,7 +122,7 @@ static void pending(void)
 	pthread_join(t, NULL);
 	result("the thread's sigpending: its SIGUSR1 and the process's SIGUSR2", t_pending_usr1 && t_pending_usr2);
 	result("the thread's sigtimedwait takes its SIGUSR1", t_sig == SIGUSR1);
-	set = only(SIGUSR2);
+	set = sigset_of(SIGUSR2);
 	memset(&info, 0, sizeof info);
 	int sig = sigtimedwait(&set, &info, &ts);
 
@@ -140,7 +131,7 @@ static void pending(void)
 
 static void zero_timeout(void)
 {
-	sigset_t set = only(SIGUSR2);
+	sigset_t set = sigset_of(SIGUSR2);
 	struct timespec zero = { 0, 0 }, t0, t1;
 	siginfo_t info;
 
@@ -160,7 +151,7 @@ static atomic_int waited;
 
 static void *sigwaiter(void *arg)
 {
-	sigset_t set = only(SIGUSR2);
+	sigset_t set = sigset_of(SIGUSR2);
 	int sig = 0;
 
 	(void)arg;

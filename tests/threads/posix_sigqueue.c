@@ -30,21 +30,12 @@
 #define CHECK_NAME "posix_sigqueue"
 #include "check.h"
 
-static sigset_t only(int sig)
-{
-	sigset_t s;
-
-	sigemptyset(&s);
-	sigaddset(&s, sig);
-	return s;
-}
-
 static atomic_int stage;
 static int t_sig, t_pid;
 
 static void *later(void *arg)
 {
-	sigset_t set = only(SIGUSR1);
+	sigset_t set = sigset_of(SIGUSR1);
 	siginfo_t info;
 	struct timespec ts = { 10, 0 };
 
@@ -83,7 +74,7 @@ int main(void)
 	pthread_join(t, NULL);
 	result("pthread_kill, taken later by the thread: si_pid ours", t_sig == SIGUSR1 && t_pid == getpid());
 
-	set = only(SIGUSR2);
+	set = sigset_of(SIGUSR2);
 	memset(&info, 0, sizeof info);
 	sig = sigtimedwait(&set, &info, &ts);
 	result("kill, taken later by main: SI_USER, si_pid ours",
@@ -97,7 +88,7 @@ int main(void)
 
 	for (int i = 1; i <= 3; i++)
 		sigqueue(getpid(), rt, (union sigval){ .sival_int = i });
-	set = only(rt);
+	set = sigset_of(rt);
 	for (int i = 1; i <= 3; i++) {
 		memset(&info, 0, sizeof info);
 		sig = sigtimedwait(&set, &info, &ts);
@@ -109,7 +100,7 @@ int main(void)
 
 	for (int i = 0; i < 3; i++)
 		kill(getpid(), SIGUSR1);
-	set = only(SIGUSR1);
+	set = sigset_of(SIGUSR1);
 	sig = sigtimedwait(&set, &info, &ts);
 	errno = 0;
 	int again = sigtimedwait(&set, &info, &zero);

@@ -30,21 +30,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#define CHECK_NAME "rwlock_storm"
+#include "check.h"
+
 #define NTHREADS 64
 #define ITERS 3000
 #define SLOTS 8
-
-static _Atomic long failures;
-
-#define CHECK(cond, ...)                                                   \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			fprintf(stderr, "rwlock_storm: %s:%d: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                      \
-			fputc('\n', stderr);                               \
-			atomic_fetch_add(&failures, 1);                    \
-		}                                                          \
-	} while (0)
 
 struct guarded {
 	pthread_rwlock_t *lock;
@@ -66,21 +57,6 @@ static struct guarded locks[3] = {
 	{ .lock = &lock_init, .name = "pthread_rwlock_init(PREFER_WRITER_NP)" },
 };
 
-static uint64_t now_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static struct timespec in_ns(clockid_t clock, uint64_t ns)
-{
-	uint64_t t = now_ns(clock) + ns;
-
-	return (struct timespec){ .tv_sec = (time_t)(t / 1000000000u), .tv_nsec = (long)(t % 1000000000u) };
-}
-
 static unsigned rnd(unsigned *s)
 {
 	*s = *s * 1103515245u + 12345u;
@@ -98,28 +74,28 @@ static void dawdle(unsigned r)
 static void read_section(struct guarded *g, unsigned r)
 {
 	atomic_fetch_add(&g->readers_in, 1);
-	CHECK(atomic_load(&g->writers_in) == 0, "%s: a reader is in with a writer", g->name);
+	EXPECT(atomic_load(&g->writers_in) == 0, "%s: a reader is in with a writer", g->name);
 	long first = __atomic_load_n(&g->slots[0], __ATOMIC_RELAXED);
 	dawdle(r);
 	for (int i = 1; i < SLOTS; i++)
-		CHECK(__atomic_load_n(&g->slots[i], __ATOMIC_RELAXED) == first,
-		      "%s: a reader saw a half-done write", g->name);
-	CHECK(atomic_load(&g->writers_in) == 0, "%s: a writer got in with a reader", g->name);
+		EXPECT(__atomic_load_n(&g->slots[i], __ATOMIC_RELAXED) == first,
+		       "%s: a reader saw a half-done write", g->name);
+	EXPECT(atomic_load(&g->writers_in) == 0, "%s: a writer got in with a reader", g->name);
 	atomic_fetch_sub(&g->readers_in, 1);
 	atomic_fetch_add(&g->rd_done, 1);
 }
 
 static void write_section(struct guarded *g, unsigned r)
 {
-	CHECK(atomic_fetch_add(&g->writers_in, 1) == 0, "%s: two writers in", g->name);
-	CHECK(atomic_load(&g->readers_in) == 0, "%s: a writer is in with readers", g->name);
+	EXPECT(atomic_fetch_add(&g->writers_in, 1) == 0, "%s: two writers in", g->name);
+	EXPECT(atomic_load(&g->readers_in) == 0, "%s: a writer is in with readers", g->name);
 	long v = ++g->writes;
 	for (int i = 0; i < SLOTS; i++) {
 		__atomic_store_n(&g->slots[i], v, __ATOMIC_RELAXED);
 		if (i == SLOTS / 2)
 			dawdle(r);
 	}
-	CHECK(atomic_load(&g->readers_in) == 0, "%s: a reader got in with a writer", g->name);
+	EXPECT(atomic_load(&g->readers_in) == 0, "%s: a reader got in with a writer", g->name);
 	atomic_fetch_sub(&g->writers_in, 1);
 	atomic_fetch_add(&g->wr_done, 1);
 }
@@ -137,61 +113,61 @@ static void *storm(void *arg)
 		switch (r % 10) {
 		case 0: case 1: case 2:
 			err = pthread_rwlock_rdlock(g->lock);
-			CHECK(err == 0, "rdlock: %d", err);
+			EXPECT(err == 0, "rdlock: %d", err);
 			read_section(g, r);
 			break;
 		case 3:
 			err = pthread_rwlock_tryrdlock(g->lock);
-			CHECK(err == 0 || err == EBUSY, "tryrdlock: %d", err);
+			EXPECT(err == 0 || err == EBUSY, "tryrdlock: %d", err);
 			if (err)
 				continue;
 			read_section(g, r);
 			break;
 		case 4:
-			ts = in_ns(CLOCK_REALTIME, 200000);
+			ts = ts_in_ns(CLOCK_REALTIME, 200000);
 			err = pthread_rwlock_timedrdlock(g->lock, &ts);
-			CHECK(err == 0 || err == ETIMEDOUT, "timedrdlock: %d", err);
+			EXPECT(err == 0 || err == ETIMEDOUT, "timedrdlock: %d", err);
 			if (err)
 				continue;
 			read_section(g, r);
 			break;
 		case 5:
-			ts = in_ns(CLOCK_MONOTONIC, 200000);
+			ts = ts_in_ns(CLOCK_MONOTONIC, 200000);
 			err = pthread_rwlock_clockrdlock(g->lock, CLOCK_MONOTONIC, &ts);
-			CHECK(err == 0 || err == ETIMEDOUT, "clockrdlock: %d", err);
+			EXPECT(err == 0 || err == ETIMEDOUT, "clockrdlock: %d", err);
 			if (err)
 				continue;
 			read_section(g, r);
 			break;
 		case 6: case 7:
 			err = pthread_rwlock_wrlock(g->lock);
-			CHECK(err == 0, "wrlock: %d", err);
+			EXPECT(err == 0, "wrlock: %d", err);
 			write_section(g, r);
 			break;
 		case 8:
 			if (r & 0x100) {
 				err = pthread_rwlock_trywrlock(g->lock);
-				CHECK(err == 0 || err == EBUSY, "trywrlock: %d", err);
+				EXPECT(err == 0 || err == EBUSY, "trywrlock: %d", err);
 			} else {
-				ts = in_ns(CLOCK_REALTIME, 300000);
+				ts = ts_in_ns(CLOCK_REALTIME, 300000);
 				err = pthread_rwlock_timedwrlock(g->lock, &ts);
-				CHECK(err == 0 || err == ETIMEDOUT, "timedwrlock: %d", err);
+				EXPECT(err == 0 || err == ETIMEDOUT, "timedwrlock: %d", err);
 			}
 			if (err)
 				continue;
 			write_section(g, r);
 			break;
 		default:
-			ts = in_ns(CLOCK_MONOTONIC, 300000);
+			ts = ts_in_ns(CLOCK_MONOTONIC, 300000);
 			err = pthread_rwlock_clockwrlock(g->lock, CLOCK_MONOTONIC, &ts);
-			CHECK(err == 0 || err == ETIMEDOUT, "clockwrlock: %d", err);
+			EXPECT(err == 0 || err == ETIMEDOUT, "clockwrlock: %d", err);
 			if (err)
 				continue;
 			write_section(g, r);
 			break;
 		}
 		err = pthread_rwlock_unlock(g->lock);
-		CHECK(err == 0, "unlock: %d", err);
+		EXPECT(err == 0, "unlock: %d", err);
 	}
 	return NULL;
 }
@@ -219,7 +195,7 @@ static void *attempt_main(void *arg)
 	a->start_ns = t0;
 	atomic_store(&a->started, 1);
 	if (a->timeout_ns) {
-		struct timespec ts = in_ns(a->clock, a->timeout_ns);
+		struct timespec ts = ts_in_ns(a->clock, a->timeout_ns);
 		a->deadline_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 		if (a->clock == CLOCK_REALTIME)
 			a->result = a->write ? pthread_rwlock_timedwrlock(a->lock, &ts)
@@ -266,23 +242,23 @@ static int finishes_within(struct attempt *a, int limit_ms)
 static void check_errors(void)
 {
 	pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
-	struct timespec ts = in_ns(CLOCK_REALTIME, 1000000000), bad = ts;
+	struct timespec ts = ts_in_ns(CLOCK_REALTIME, 1000000000), bad = ts;
 	pthread_t t;
 
 	bad.tv_nsec = 1000000000;
-	CHECK(pthread_rwlock_wrlock(&l) == 0, "wrlock");
-	CHECK(pthread_rwlock_wrlock(&l) == EDEADLK, "wrlock by the writer: EDEADLK");
-	CHECK(pthread_rwlock_rdlock(&l) == EDEADLK, "rdlock by the writer: EDEADLK");
-	CHECK(pthread_rwlock_timedwrlock(&l, &ts) == EDEADLK, "timedwrlock by the writer: EDEADLK");
-	CHECK(pthread_rwlock_timedrdlock(&l, &ts) == EDEADLK, "timedrdlock by the writer: EDEADLK");
-	CHECK(pthread_rwlock_trywrlock(&l) == EBUSY, "trywrlock by the writer: EBUSY");
-	CHECK(pthread_rwlock_tryrdlock(&l) == EBUSY, "tryrdlock by the writer: EBUSY");
-	CHECK(pthread_rwlock_timedrdlock(&l, &bad) == EINVAL, "timedrdlock with tv_nsec 1e9: EINVAL");
-	CHECK(pthread_rwlock_timedwrlock(&l, &bad) == EINVAL, "timedwrlock with tv_nsec 1e9: EINVAL");
-	CHECK(pthread_rwlock_clockrdlock(&l, CLOCK_PROCESS_CPUTIME_ID, &ts) == EINVAL,
-	      "clockrdlock on a CPU-time clock: EINVAL");
-	CHECK(pthread_rwlock_clockwrlock(&l, CLOCK_PROCESS_CPUTIME_ID, &ts) == EINVAL,
-	      "clockwrlock on a CPU-time clock: EINVAL");
+	EXPECT(pthread_rwlock_wrlock(&l) == 0, "wrlock");
+	EXPECT(pthread_rwlock_wrlock(&l) == EDEADLK, "wrlock by the writer: EDEADLK");
+	EXPECT(pthread_rwlock_rdlock(&l) == EDEADLK, "rdlock by the writer: EDEADLK");
+	EXPECT(pthread_rwlock_timedwrlock(&l, &ts) == EDEADLK, "timedwrlock by the writer: EDEADLK");
+	EXPECT(pthread_rwlock_timedrdlock(&l, &ts) == EDEADLK, "timedrdlock by the writer: EDEADLK");
+	EXPECT(pthread_rwlock_trywrlock(&l) == EBUSY, "trywrlock by the writer: EBUSY");
+	EXPECT(pthread_rwlock_tryrdlock(&l) == EBUSY, "tryrdlock by the writer: EBUSY");
+	EXPECT(pthread_rwlock_timedrdlock(&l, &bad) == EINVAL, "timedrdlock with tv_nsec 1e9: EINVAL");
+	EXPECT(pthread_rwlock_timedwrlock(&l, &bad) == EINVAL, "timedwrlock with tv_nsec 1e9: EINVAL");
+	EXPECT(pthread_rwlock_clockrdlock(&l, CLOCK_PROCESS_CPUTIME_ID, &ts) == EINVAL,
+	       "clockrdlock on a CPU-time clock: EINVAL");
+	EXPECT(pthread_rwlock_clockwrlock(&l, CLOCK_PROCESS_CPUTIME_ID, &ts) == EINVAL,
+	       "clockwrlock on a CPU-time clock: EINVAL");
 
 	/* held for writing: every other thread's attempt times out */
 	struct attempt a[4] = {
@@ -296,49 +272,49 @@ static void check_errors(void)
 		start_attempt(&ts4[i], &a[i]);
 	for (int i = 0; i < 4; i++) {
 		pthread_join(ts4[i], NULL);
-		CHECK(a[i].result == ETIMEDOUT, "timed attempt %d on a write-held lock: %d", i, a[i].result);
+		EXPECT(a[i].result == ETIMEDOUT, "timed attempt %d on a write-held lock: %d", i, a[i].result);
 		/*
 		 * Not early: 50 ms waited, less 1 ms for the clocks' readings; or,
 		 * on CLOCK_REALTIME, which can be stepped forward while it
 		 * waits, its deadline passed on that clock.
 		 */
-		CHECK(a[i].waited_ns >= 49000000 ||
-			      (a[i].clock == CLOCK_REALTIME && a[i].end_on_clock >= a[i].deadline_ns),
-		      "timed attempt %d gave up early (%llu ns)", i, (unsigned long long)a[i].waited_ns);
+		EXPECT(a[i].waited_ns >= 49000000 ||
+		       (a[i].clock == CLOCK_REALTIME && a[i].end_on_clock >= a[i].deadline_ns),
+		       "timed attempt %d gave up early (%llu ns)", i, (unsigned long long)a[i].waited_ns);
 	}
 	/* a deadline in the past still takes a free lock */
-	CHECK(pthread_rwlock_unlock(&l) == 0, "unlock");
+	EXPECT(pthread_rwlock_unlock(&l) == 0, "unlock");
 	struct timespec past = { 0, 0 };
-	CHECK(pthread_rwlock_timedwrlock(&l, &past) == 0, "timedwrlock with a past deadline on a free lock");
-	CHECK(pthread_rwlock_unlock(&l) == 0, "unlock");
+	EXPECT(pthread_rwlock_timedwrlock(&l, &past) == 0, "timedwrlock with a past deadline on a free lock");
+	EXPECT(pthread_rwlock_unlock(&l) == 0, "unlock");
 
 	/* held for reading: other readers get in, writers time out */
-	CHECK(pthread_rwlock_rdlock(&l) == 0, "rdlock");
-	CHECK(pthread_rwlock_rdlock(&l) == 0, "a second rdlock by the same reader");
-	CHECK(pthread_rwlock_trywrlock(&l) == EBUSY, "trywrlock on a read-held lock: EBUSY");
+	EXPECT(pthread_rwlock_rdlock(&l) == 0, "rdlock");
+	EXPECT(pthread_rwlock_rdlock(&l) == 0, "a second rdlock by the same reader");
+	EXPECT(pthread_rwlock_trywrlock(&l) == EBUSY, "trywrlock on a read-held lock: EBUSY");
 	struct attempt r = { .lock = &l, .write = 0, .clock = CLOCK_REALTIME, .timeout_ns = 50000000 };
 	struct attempt w = { .lock = &l, .write = 1, .clock = CLOCK_MONOTONIC, .timeout_ns = 50000000 };
 	start_attempt(&t, &r);
 	pthread_join(t, NULL);
-	CHECK(r.result == 0, "timedrdlock on a read-held lock: %d", r.result);
+	EXPECT(r.result == 0, "timedrdlock on a read-held lock: %d", r.result);
 	start_attempt(&t, &w);
 	pthread_join(t, NULL);
-	CHECK(w.result == ETIMEDOUT, "timedwrlock on a read-held lock: %d", w.result);
-	CHECK(pthread_rwlock_unlock(&l) == 0, "unlock");
-	CHECK(pthread_rwlock_unlock(&l) == 0, "unlock");
-	CHECK(pthread_rwlock_destroy(&l) == 0, "destroy");
+	EXPECT(w.result == ETIMEDOUT, "timedwrlock on a read-held lock: %d", w.result);
+	EXPECT(pthread_rwlock_unlock(&l) == 0, "unlock");
+	EXPECT(pthread_rwlock_unlock(&l) == 0, "unlock");
+	EXPECT(pthread_rwlock_destroy(&l) == 0, "destroy");
 
 	/* a blocked writer gets in once the readers leave */
-	CHECK(pthread_rwlock_init(&l, NULL) == 0, "init");
-	CHECK(pthread_rwlock_rdlock(&l) == 0, "rdlock");
+	EXPECT(pthread_rwlock_init(&l, NULL) == 0, "init");
+	EXPECT(pthread_rwlock_rdlock(&l) == 0, "rdlock");
 	struct attempt wb = { .lock = &l, .write = 1 };
 	start_attempt(&t, &wb);
 	usleep(20000);
-	CHECK(!atomic_load(&wb.done), "wrlock got in with a reader");
-	CHECK(pthread_rwlock_unlock(&l) == 0, "unlock");
-	CHECK(finishes_within(&wb, 30000) && wb.result == 0, "the writer never got in: %d", wb.result);
+	EXPECT(!atomic_load(&wb.done), "wrlock got in with a reader");
+	EXPECT(pthread_rwlock_unlock(&l) == 0, "unlock");
+	EXPECT(finishes_within(&wb, 30000) && wb.result == 0, "the writer never got in: %d", wb.result);
 	pthread_join(t, NULL);
-	CHECK(pthread_rwlock_destroy(&l) == 0, "destroy");
+	EXPECT(pthread_rwlock_destroy(&l) == 0, "destroy");
 }
 
 /* A reader holds; a writer waits; does another reader get past the writer? */
@@ -347,7 +323,7 @@ static void check_preference(pthread_rwlock_t *l, int writer_preferring, const c
 	pthread_t tw, tr;
 	struct attempt w = { .lock = l, .write = 1 };
 
-	CHECK(pthread_rwlock_rdlock(l) == 0, "%s: rdlock", name);
+	EXPECT(pthread_rwlock_rdlock(l) == 0, "%s: rdlock", name);
 	start_attempt(&tw, &w);
 	usleep(20000); /* the writer is waiting by now */
 	int err = pthread_rwlock_tryrdlock(l);
@@ -358,9 +334,9 @@ static void check_preference(pthread_rwlock_t *l, int writer_preferring, const c
 			usleep(1000);
 			err = pthread_rwlock_tryrdlock(l);
 		}
-		CHECK(err == EBUSY, "%s: tryrdlock past a waiting writer: %d (want EBUSY)", name, err);
+		EXPECT(err == EBUSY, "%s: tryrdlock past a waiting writer: %d (want EBUSY)", name, err);
 	} else {
-		CHECK(err == 0, "%s: tryrdlock past a waiting writer: %d (want 0)", name, err);
+		EXPECT(err == 0, "%s: tryrdlock past a waiting writer: %d (want 0)", name, err);
 		if (!err)
 			pthread_rwlock_unlock(l);
 	}
@@ -368,11 +344,11 @@ static void check_preference(pthread_rwlock_t *l, int writer_preferring, const c
 	struct attempt r = { .lock = l, .write = 0, .clock = CLOCK_REALTIME, .timeout_ns = 30000000 };
 	start_attempt(&tr, &r);
 	pthread_join(tr, NULL);
-	CHECK(r.result == (writer_preferring ? ETIMEDOUT : 0), "%s: timedrdlock past a waiting writer: %d",
-	      name, r.result);
-	CHECK(!atomic_load(&w.done), "%s: the writer got in with a reader", name);
-	CHECK(pthread_rwlock_unlock(l) == 0, "%s: unlock", name);
-	CHECK(finishes_within(&w, 30000) && w.result == 0, "%s: the writer never got in", name);
+	EXPECT(r.result == (writer_preferring ? ETIMEDOUT : 0), "%s: timedrdlock past a waiting writer: %d",
+	       name, r.result);
+	EXPECT(!atomic_load(&w.done), "%s: the writer got in with a reader", name);
+	EXPECT(pthread_rwlock_unlock(l) == 0, "%s: unlock", name);
+	EXPECT(finishes_within(&w, 30000) && w.result == 0, "%s: the writer never got in", name);
 	pthread_join(tw, NULL);
 }
 
@@ -393,7 +369,7 @@ static void check_writer_gives_up(void)
 		struct attempt r = { .lock = &l, .write = 0 };
 		pthread_t tw, tr;
 
-		CHECK(pthread_rwlock_rdlock(&l) == 0, "rdlock");
+		EXPECT(pthread_rwlock_rdlock(&l) == 0, "rdlock");
 		start_attempt(&tw, &w);
 		/* the writer waits once tryrdlock fails; until it gives up at the latest */
 		int err;
@@ -403,29 +379,29 @@ static void check_writer_gives_up(void)
 		}
 		if (err == 0)
 			pthread_rwlock_unlock(&l);
-		CHECK(err == 0 || err == EBUSY, "tryrdlock: %d", err);
+		EXPECT(err == 0 || err == EBUSY, "tryrdlock: %d", err);
 		int queued = err == EBUSY;
 		if (queued)
 			start_attempt(&tr, &r); /* queued behind the writer */
 		pthread_join(tw, NULL);
 		/* main holds its read lock throughout: the writer cannot get in */
-		CHECK(w.result == ETIMEDOUT, "the writer's timedwrlock: %d", w.result);
+		EXPECT(w.result == ETIMEDOUT, "the writer's timedwrlock: %d", w.result);
 		if (queued) {
-			CHECK(finishes_within(&r, 30000) && r.result == 0,
-			      "the reader stayed blocked after the writer gave up: %d", r.result);
+			EXPECT(finishes_within(&r, 30000) && r.result == 0,
+			       "the reader stayed blocked after the writer gave up: %d", r.result);
 			pthread_join(tr, NULL);
 		}
-		CHECK(pthread_rwlock_unlock(&l) == 0, "unlock");
+		EXPECT(pthread_rwlock_unlock(&l) == 0, "unlock");
 		if (queued && r.start_ns < w.deadline_ns) {
 			/* the reader asked while the writer waited: in only once it gave up */
-			CHECK(r.end_ns >= w.deadline_ns,
-			      "a reader got past a waiting writer (writer-preferring), %llu ns before its deadline",
-			      (unsigned long long)(w.deadline_ns - r.end_ns));
+			EXPECT(r.end_ns >= w.deadline_ns,
+			       "a reader got past a waiting writer (writer-preferring), %llu ns before its deadline",
+			       (unsigned long long)(w.deadline_ns - r.end_ns));
 			return;
 		}
 		if (round == 3) {
-			CHECK(0, "%s, 3 times", queued ? "the reader started only after the writer gave up"
-						       : "the writer never waited");
+			EXPECT(0, "%s, 3 times", queued ? "the reader started only after the writer gave up"
+			       : "the writer never waited");
 			return;
 		}
 	}
@@ -454,23 +430,23 @@ int main(void)
 	long ops = 0;
 	for (int i = 0; i < 3; i++) {
 		struct guarded *g = &locks[i];
-		CHECK(g->writes == atomic_load(&g->wr_done), "%s: %ld writes, %ld counted", g->name, g->writes,
-		      atomic_load(&g->wr_done));
-		CHECK(atomic_load(&g->readers_in) == 0 && atomic_load(&g->writers_in) == 0, "%s: not empty",
-		      g->name);
-		CHECK(pthread_rwlock_trywrlock(g->lock) == 0, "%s: not free after the storm", g->name);
+		EXPECT(g->writes == atomic_load(&g->wr_done), "%s: %ld writes, %ld counted", g->name, g->writes,
+		       atomic_load(&g->wr_done));
+		EXPECT(atomic_load(&g->readers_in) == 0 && atomic_load(&g->writers_in) == 0, "%s: not empty",
+		       g->name);
+		EXPECT(pthread_rwlock_trywrlock(g->lock) == 0, "%s: not free after the storm", g->name);
 		pthread_rwlock_unlock(g->lock);
 		ops += g->wr_done + g->rd_done;
 	}
-	CHECK(ops > NTHREADS * ITERS / 2, "only %ld of %d attempts got the lock", ops, NTHREADS * ITERS);
-	printf("rwlock_storm: %d threads x %d operations on 3 locks: readers never met a writer, writes exact: %s\n",
-	       NTHREADS, ITERS, atomic_load(&failures) ? "FAIL" : "ok");
+	EXPECT(ops > NTHREADS * ITERS / 2, "only %ld of %d attempts got the lock", ops, NTHREADS * ITERS);
+	resultf(misses() == 0, "%d threads x %d operations on 3 locks: readers never met a writer, writes exact",
+	        NTHREADS, ITERS);
 
-	long before = atomic_load(&failures);
+	long before = misses();
 	check_errors();
-	printf("rwlock_storm: EDEADLK, EBUSY, ETIMEDOUT, EINVAL: %s\n", atomic_load(&failures) > before ? "FAIL" : "ok");
+	result("EDEADLK, EBUSY, ETIMEDOUT, EINVAL", misses() == before);
 
-	before = atomic_load(&failures);
+	before = misses();
 	pthread_rwlock_t reader_pref = PTHREAD_RWLOCK_INITIALIZER;
 	pthread_rwlock_t writer_pref = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
 	check_preference(&reader_pref, 0, "PTHREAD_RWLOCK_INITIALIZER");
@@ -481,8 +457,8 @@ int main(void)
 	pthread_rwlock_init(&writer_pref2, &attr);
 	check_preference(&writer_pref2, 1, "init(PREFER_WRITER_NONRECURSIVE_NP)");
 	check_writer_gives_up();
-	printf("rwlock_storm: reader and writer preference: %s\n", atomic_load(&failures) > before ? "FAIL" : "ok");
+	result("reader and writer preference", misses() == before);
 
-	printf("rwlock_storm: %s\n", atomic_load(&failures) ? "FAIL" : "PASS");
-	return atomic_load(&failures) ? 1 : 0;
+	printf("rwlock_storm: %s\n", failed ? "FAIL" : "PASS");
+	return failed;
 }

@@ -31,6 +31,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#define CHECK_NAME "sem_pingpong"
+#include "check.h"
+
 #define PAIRS 32
 #define BOUNCES 3000
 #define PRODUCERS 32
@@ -38,33 +41,6 @@
 #define UNITS 2000 /* per producer and per consumer */
 #define LOCKERS 64
 #define LOCK_ITERS 2000
-
-static _Atomic long failures;
-
-#define CHECK(cond, ...)                                                   \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			fprintf(stderr, "sem_pingpong: %s:%d: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                      \
-			fputc('\n', stderr);                               \
-			atomic_fetch_add(&failures, 1);                    \
-		}                                                          \
-	} while (0)
-
-static uint64_t now_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static struct timespec in_ns(clockid_t clock, uint64_t ns)
-{
-	uint64_t t = now_ns(clock) + ns;
-
-	return (struct timespec){ .tv_sec = (time_t)(t / 1000000000u), .tv_nsec = (long)(t % 1000000000u) };
-}
 
 /* ---- ping-pong ---- */
 
@@ -79,12 +55,12 @@ static void *pinger(void *arg)
 	struct pair *p = arg;
 
 	for (long i = 0; i < BOUNCES; i++) {
-		CHECK(sem_wait(&p->ping) == 0, "sem_wait: %d", errno);
-		CHECK(p->turn == 2 * i, "pinger: turn %ld, want %ld", p->turn, 2 * i);
+		EXPECT(sem_wait(&p->ping) == 0, "sem_wait: %d", errno);
+		EXPECT(p->turn == 2 * i, "pinger: turn %ld, want %ld", p->turn, 2 * i);
 		p->turn++;
 		if (i % 100 == 0)
 			sched_yield();
-		CHECK(sem_post(&p->pong) == 0, "sem_post: %d", errno);
+		EXPECT(sem_post(&p->pong) == 0, "sem_post: %d", errno);
 	}
 	return NULL;
 }
@@ -97,21 +73,21 @@ static void *ponger(void *arg)
 		int r;
 		if (i % 3 == 0) {
 			while ((r = sem_trywait(&p->pong)) != 0) {
-				CHECK(errno == EAGAIN, "sem_trywait: %d", errno);
+				EXPECT(errno == EAGAIN, "sem_trywait: %d", errno);
 				sched_yield();
 			}
 		} else if (i % 3 == 1) {
-			struct timespec ts = in_ns(CLOCK_REALTIME, 100000);
+			struct timespec ts = ts_in_ns(CLOCK_REALTIME, 100000);
 			while ((r = sem_timedwait(&p->pong, &ts)) != 0) {
-				CHECK(errno == ETIMEDOUT, "sem_timedwait: %d", errno);
-				ts = in_ns(CLOCK_REALTIME, 100000);
+				EXPECT(errno == ETIMEDOUT, "sem_timedwait: %d", errno);
+				ts = ts_in_ns(CLOCK_REALTIME, 100000);
 			}
 		} else {
-			CHECK(sem_wait(&p->pong) == 0, "sem_wait: %d", errno);
+			EXPECT(sem_wait(&p->pong) == 0, "sem_wait: %d", errno);
 		}
-		CHECK(p->turn == 2 * i + 1, "ponger: turn %ld, want %ld", p->turn, 2 * i + 1);
+		EXPECT(p->turn == 2 * i + 1, "ponger: turn %ld, want %ld", p->turn, 2 * i + 1);
 		p->turn++;
-		CHECK(sem_post(&p->ping) == 0, "sem_post: %d", errno);
+		EXPECT(sem_post(&p->ping) == 0, "sem_post: %d", errno);
 	}
 	return NULL;
 }
@@ -132,7 +108,7 @@ static void *producer(void *arg)
 		long slot = atomic_fetch_add(&q_tail, 1);
 		atomic_store(&queue[slot], (int)(id * UNITS + i) + 1);
 		atomic_fetch_add(&produced, 1);
-		CHECK(sem_post(&items) == 0, "sem_post: %d", errno);
+		EXPECT(sem_post(&items) == 0, "sem_post: %d", errno);
 		if (i % 64 == 0)
 			sched_yield();
 	}
@@ -148,29 +124,29 @@ static void *consumer(void *arg)
 		switch ((id + i) % 4) {
 		case 0:
 			r = sem_wait(&items);
-			CHECK(r == 0, "sem_wait: %d", errno);
+			EXPECT(r == 0, "sem_wait: %d", errno);
 			break;
 		case 1:
 			while ((r = sem_trywait(&items)) != 0) {
-				CHECK(errno == EAGAIN, "sem_trywait: %d", errno);
+				EXPECT(errno == EAGAIN, "sem_trywait: %d", errno);
 				sched_yield();
 			}
 			break;
 		case 2: {
-			struct timespec ts = in_ns(CLOCK_REALTIME, 50000);
+			struct timespec ts = ts_in_ns(CLOCK_REALTIME, 50000);
 			while ((r = sem_timedwait(&items, &ts)) != 0) {
-				CHECK(errno == ETIMEDOUT, "sem_timedwait: %d", errno);
+				EXPECT(errno == ETIMEDOUT, "sem_timedwait: %d", errno);
 				atomic_fetch_add(&timeouts, 1);
-				ts = in_ns(CLOCK_REALTIME, 50000);
+				ts = ts_in_ns(CLOCK_REALTIME, 50000);
 			}
 			break;
 		}
 		default: {
-			struct timespec ts = in_ns(CLOCK_MONOTONIC, 50000);
+			struct timespec ts = ts_in_ns(CLOCK_MONOTONIC, 50000);
 			while ((r = sem_clockwait(&items, CLOCK_MONOTONIC, &ts)) != 0) {
-				CHECK(errno == ETIMEDOUT, "sem_clockwait: %d", errno);
+				EXPECT(errno == ETIMEDOUT, "sem_clockwait: %d", errno);
 				atomic_fetch_add(&timeouts, 1);
-				ts = in_ns(CLOCK_MONOTONIC, 50000);
+				ts = ts_in_ns(CLOCK_MONOTONIC, 50000);
 			}
 			break;
 		}
@@ -182,16 +158,16 @@ static void *consumer(void *arg)
 		 * store into it).
 		 */
 		long slot = atomic_fetch_add(&q_head, 1);
-		CHECK(slot < (long)PRODUCERS * UNITS, "consumer %ld: more units taken than posted", id);
+		EXPECT(slot < (long)PRODUCERS * UNITS, "consumer %ld: more units taken than posted", id);
 		if (slot >= (long)PRODUCERS * UNITS)
 			break;
 		int item;
 		uint64_t give_up = now_ns(CLOCK_MONOTONIC) + 30000000000u; /* only a lost item waits that long */
 		while (!(item = atomic_exchange(&queue[slot], 0)) && now_ns(CLOCK_MONOTONIC) < give_up)
 			sched_yield();
-		CHECK(item > 0, "consumer %ld: took a unit with no item queued (slot %ld)", id, slot);
+		EXPECT(item > 0, "consumer %ld: took a unit with no item queued (slot %ld)", id, slot);
 		if (item > 0)
-			CHECK(atomic_fetch_add(&taken_by[item - 1], 1) == 0, "item %d taken twice", item - 1);
+			EXPECT(atomic_fetch_add(&taken_by[item - 1], 1) == 0, "item %d taken twice", item - 1);
 		atomic_fetch_add(&consumed, 1);
 	}
 	return NULL;
@@ -206,12 +182,12 @@ static void *locker(void *arg)
 {
 	(void)arg;
 	for (int i = 0; i < LOCK_ITERS; i++) {
-		CHECK(sem_wait(&mutex) == 0, "sem_wait: %d", errno);
+		EXPECT(sem_wait(&mutex) == 0, "sem_wait: %d", errno);
 		long v = counter;
 		if (i % 128 == 0)
 			sched_yield();
 		counter = v + 1;
-		CHECK(sem_post(&mutex) == 0, "sem_post: %d", errno);
+		EXPECT(sem_post(&mutex) == 0, "sem_post: %d", errno);
 	}
 	return NULL;
 }
@@ -232,7 +208,7 @@ static void *timed_main(void *arg)
 	struct timed *t = arg;
 	uint64_t t0 = now_ns(CLOCK_MONOTONIC);
 	clockid_t clock = t->clock_variant == 1 ? CLOCK_MONOTONIC : CLOCK_REALTIME;
-	struct timespec ts = in_ns(clock, t->timeout_ns);
+	struct timespec ts = ts_in_ns(clock, t->timeout_ns);
 
 	t->deadline_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	t->result = t->clock_variant ? sem_clockwait(t->sem, clock, &ts) : sem_timedwait(t->sem, &ts);
@@ -246,21 +222,21 @@ static void check_errors(void)
 {
 	sem_t s;
 	int v;
-	struct timespec bad = in_ns(CLOCK_REALTIME, 1000000000);
+	struct timespec bad = ts_in_ns(CLOCK_REALTIME, 1000000000);
 
 	bad.tv_nsec = 1000000000;
-	CHECK(sem_init(&s, 0, (unsigned)SEM_VALUE_MAX + 1) == -1 && errno == EINVAL,
-	      "sem_init above SEM_VALUE_MAX: EINVAL");
-	CHECK(sem_init(&s, 0, 0) == 0, "sem_init");
-	CHECK(sem_trywait(&s) == -1 && errno == EAGAIN, "sem_trywait at 0: EAGAIN");
-	CHECK(sem_timedwait(&s, &bad) == -1 && errno == EINVAL, "sem_timedwait with tv_nsec 1e9: EINVAL");
-	CHECK(sem_clockwait(&s, CLOCK_MONOTONIC, &bad) == -1 && errno == EINVAL,
-	      "sem_clockwait with tv_nsec 1e9: EINVAL");
-	struct timespec ok = in_ns(CLOCK_REALTIME, 1000000);
-	CHECK(sem_clockwait(&s, CLOCK_PROCESS_CPUTIME_ID, &ok) == -1 && errno == EINVAL,
-	      "sem_clockwait on a CPU-time clock: EINVAL");
+	EXPECT(sem_init(&s, 0, (unsigned)SEM_VALUE_MAX + 1) == -1 && errno == EINVAL,
+	       "sem_init above SEM_VALUE_MAX: EINVAL");
+	EXPECT(sem_init(&s, 0, 0) == 0, "sem_init");
+	EXPECT(sem_trywait(&s) == -1 && errno == EAGAIN, "sem_trywait at 0: EAGAIN");
+	EXPECT(sem_timedwait(&s, &bad) == -1 && errno == EINVAL, "sem_timedwait with tv_nsec 1e9: EINVAL");
+	EXPECT(sem_clockwait(&s, CLOCK_MONOTONIC, &bad) == -1 && errno == EINVAL,
+	       "sem_clockwait with tv_nsec 1e9: EINVAL");
+	struct timespec ok = ts_in_ns(CLOCK_REALTIME, 1000000);
+	EXPECT(sem_clockwait(&s, CLOCK_PROCESS_CPUTIME_ID, &ok) == -1 && errno == EINVAL,
+	       "sem_clockwait on a CPU-time clock: EINVAL");
 	struct timespec past = { 0, 0 };
-	CHECK(sem_timedwait(&s, &past) == -1 && errno == ETIMEDOUT, "sem_timedwait in the past: ETIMEDOUT");
+	EXPECT(sem_timedwait(&s, &past) == -1 && errno == ETIMEDOUT, "sem_timedwait in the past: ETIMEDOUT");
 
 	/* three threads time out on an empty semaphore, none early */
 	struct timed t[3];
@@ -271,35 +247,35 @@ static void check_errors(void)
 	}
 	for (int i = 0; i < 3; i++) {
 		pthread_join(th[i], NULL);
-		CHECK(t[i].result == -1 && t[i].err == ETIMEDOUT, "timed wait %d: %d errno %d", i, t[i].result,
-		      t[i].err);
+		EXPECT(t[i].result == -1 && t[i].err == ETIMEDOUT, "timed wait %d: %d errno %d", i, t[i].result,
+		       t[i].err);
 		/*
 		 * Not early: 50 ms waited, less 1 ms for the clocks' readings; or,
 		 * on CLOCK_REALTIME (all but variant 1), which can be stepped
 		 * forward while it waits, its deadline passed on that clock.
 		 */
-		CHECK(t[i].waited_ns >= 49000000 || (t[i].clock_variant != 1 && t[i].end_on_clock >= t[i].deadline_ns),
-		      "timed wait %d gave up early (%llu ns)", i, (unsigned long long)t[i].waited_ns);
+		EXPECT(t[i].waited_ns >= 49000000 || (t[i].clock_variant != 1 && t[i].end_on_clock >= t[i].deadline_ns),
+		       "timed wait %d gave up early (%llu ns)", i, (unsigned long long)t[i].waited_ns);
 	}
 	/* a post reaches a timed waiter before its deadline (30 s: generous, the post comes at once) */
 	t[0] = (struct timed){ .sem = &s, .clock_variant = 1, .timeout_ns = 30000000000u };
 	pthread_create(&th[0], NULL, timed_main, &t[0]);
 	usleep(20000);
-	CHECK(sem_post(&s) == 0, "sem_post");
+	EXPECT(sem_post(&s) == 0, "sem_post");
 	pthread_join(th[0], NULL);
-	CHECK(t[0].result == 0, "timed wait woken by a post: %d errno %d", t[0].result, t[0].err);
-	CHECK(sem_getvalue(&s, &v) == 0 && v == 0, "value after the handoff: %d", v);
+	EXPECT(t[0].result == 0, "timed wait woken by a post: %d errno %d", t[0].result, t[0].err);
+	EXPECT(sem_getvalue(&s, &v) == 0 && v == 0, "value after the handoff: %d", v);
 
 	/* a deadline in the past still takes an available unit */
-	CHECK(sem_post(&s) == 0 && sem_timedwait(&s, &past) == 0, "sem_timedwait in the past, value 1");
-	CHECK(sem_post(&s) == 0 && sem_post(&s) == 0 && sem_getvalue(&s, &v) == 0 && v == 2, "value 2: %d", v);
-	CHECK(sem_destroy(&s) == 0, "sem_destroy");
+	EXPECT(sem_post(&s) == 0 && sem_timedwait(&s, &past) == 0, "sem_timedwait in the past, value 1");
+	EXPECT(sem_post(&s) == 0 && sem_post(&s) == 0 && sem_getvalue(&s, &v) == 0 && v == 2, "value 2: %d", v);
+	EXPECT(sem_destroy(&s) == 0, "sem_destroy");
 
-	CHECK(sem_init(&s, 0, SEM_VALUE_MAX) == 0, "sem_init at SEM_VALUE_MAX");
-	CHECK(sem_post(&s) == -1 && errno == EOVERFLOW, "sem_post at SEM_VALUE_MAX: EOVERFLOW");
-	CHECK(sem_getvalue(&s, &v) == 0 && v == SEM_VALUE_MAX, "value stays SEM_VALUE_MAX: %d", v);
-	CHECK(sem_trywait(&s) == 0 && sem_post(&s) == 0, "below the maximum again");
-	CHECK(sem_destroy(&s) == 0, "sem_destroy");
+	EXPECT(sem_init(&s, 0, SEM_VALUE_MAX) == 0, "sem_init at SEM_VALUE_MAX");
+	EXPECT(sem_post(&s) == -1 && errno == EOVERFLOW, "sem_post at SEM_VALUE_MAX: EOVERFLOW");
+	EXPECT(sem_getvalue(&s, &v) == 0 && v == SEM_VALUE_MAX, "value stays SEM_VALUE_MAX: %d", v);
+	EXPECT(sem_trywait(&s) == 0 && sem_post(&s) == 0, "below the maximum again");
+	EXPECT(sem_destroy(&s) == 0, "sem_destroy");
 }
 
 /* Process-shared (sem_init pshared=1 in shared memory) and named semaphores. */
@@ -308,10 +284,10 @@ static void check_shared(void)
 	sem_t *ss = mmap(NULL, 2 * sizeof(sem_t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	int status, v;
 
-	CHECK(ss != MAP_FAILED, "mmap");
+	EXPECT(ss != MAP_FAILED, "mmap");
 	if (ss == MAP_FAILED)
 		return;
-	CHECK(sem_init(&ss[0], 1, 0) == 0 && sem_init(&ss[1], 1, 0) == 0, "process-shared sem_init");
+	EXPECT(sem_init(&ss[0], 1, 0) == 0 && sem_init(&ss[1], 1, 0) == 0, "process-shared sem_init");
 	pid_t pid = fork();
 	if (pid == 0) {
 		int bad = 0;
@@ -319,11 +295,11 @@ static void check_shared(void)
 			bad += sem_wait(&ss[0]) != 0 || sem_post(&ss[1]) != 0;
 		_exit(bad ? 1 : 0);
 	}
-	CHECK(pid > 0, "fork");
+	EXPECT(pid > 0, "fork");
 	for (int i = 0; i < 500; i++)
-		CHECK(sem_post(&ss[0]) == 0 && sem_wait(&ss[1]) == 0, "process-shared ping-pong");
-	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child");
-	CHECK(sem_getvalue(&ss[0], &v) == 0 && v == 0, "process-shared value: %d", v);
+		EXPECT(sem_post(&ss[0]) == 0 && sem_wait(&ss[1]) == 0, "process-shared ping-pong");
+	EXPECT(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child");
+	EXPECT(sem_getvalue(&ss[0], &v) == 0 && v == 0, "process-shared value: %d", v);
 	sem_destroy(&ss[0]);
 	sem_destroy(&ss[1]);
 	munmap(ss, 2 * sizeof(sem_t));
@@ -331,16 +307,16 @@ static void check_shared(void)
 	char name[64];
 	snprintf(name, sizeof(name), "/sem_pingpong.%d", (int)getpid());
 	sem_t *n = sem_open(name, O_CREAT | O_EXCL, 0600, 2);
-	CHECK(n != SEM_FAILED, "sem_open: %d", errno);
+	EXPECT(n != SEM_FAILED, "sem_open: %d", errno);
 	if (n == SEM_FAILED)
 		return;
 	sem_unlink(name);
-	CHECK(sem_getvalue(n, &v) == 0 && v == 2, "named: value %d", v);
-	CHECK(sem_wait(n) == 0 && sem_trywait(n) == 0, "named: two waits");
-	CHECK(sem_trywait(n) == -1 && errno == EAGAIN, "named: EAGAIN at 0");
-	struct timespec soon = in_ns(CLOCK_REALTIME, 10000000);
-	CHECK(sem_timedwait(n, &soon) == -1 && errno == ETIMEDOUT, "named: ETIMEDOUT");
-	CHECK(sem_post(n) == 0 && sem_getvalue(n, &v) == 0 && v == 1, "named: post, value %d", v);
+	EXPECT(sem_getvalue(n, &v) == 0 && v == 2, "named: value %d", v);
+	EXPECT(sem_wait(n) == 0 && sem_trywait(n) == 0, "named: two waits");
+	EXPECT(sem_trywait(n) == -1 && errno == EAGAIN, "named: EAGAIN at 0");
+	struct timespec soon = ts_in_ns(CLOCK_REALTIME, 10000000);
+	EXPECT(sem_timedwait(n, &soon) == -1 && errno == ETIMEDOUT, "named: ETIMEDOUT");
+	EXPECT(sem_post(n) == 0 && sem_getvalue(n, &v) == 0 && v == 1, "named: post, value %d", v);
 	sem_close(n);
 }
 
@@ -350,59 +326,57 @@ int main(void)
 	int v;
 
 	for (int i = 0; i < PAIRS; i++) {
-		CHECK(sem_init(&pairs[i].ping, 0, 1) == 0 && sem_init(&pairs[i].pong, 0, 0) == 0, "sem_init");
+		EXPECT(sem_init(&pairs[i].ping, 0, 1) == 0 && sem_init(&pairs[i].pong, 0, 0) == 0, "sem_init");
 		pthread_create(&t[2 * i], NULL, pinger, &pairs[i]);
 		pthread_create(&t[2 * i + 1], NULL, ponger, &pairs[i]);
 	}
 	for (int i = 0; i < 2 * PAIRS; i++)
 		pthread_join(t[i], NULL);
 	for (int i = 0; i < PAIRS; i++) {
-		CHECK(pairs[i].turn == 2 * BOUNCES, "pair %d: %ld turns", i, pairs[i].turn);
-		CHECK(sem_getvalue(&pairs[i].ping, &v) == 0 && v == 1, "pair %d: ping value %d", i, v);
+		EXPECT(pairs[i].turn == 2 * BOUNCES, "pair %d: %ld turns", i, pairs[i].turn);
+		EXPECT(sem_getvalue(&pairs[i].ping, &v) == 0 && v == 1, "pair %d: ping value %d", i, v);
 		sem_destroy(&pairs[i].ping);
 		sem_destroy(&pairs[i].pong);
 	}
-	printf("sem_pingpong: %d pairs x %d bounces, turns alternate: %s\n", PAIRS, BOUNCES,
-	       atomic_load(&failures) ? "FAIL" : "ok");
+	resultf(misses() == 0, "%d pairs x %d bounces, turns alternate", PAIRS, BOUNCES);
 
-	long before = atomic_load(&failures);
-	CHECK(sem_init(&items, 0, 0) == 0, "sem_init");
+	long before = misses();
+	EXPECT(sem_init(&items, 0, 0) == 0, "sem_init");
 	for (long i = 0; i < CONSUMERS; i++)
 		pthread_create(&t[i], NULL, consumer, (void *)i);
 	for (long i = 0; i < PRODUCERS; i++)
 		pthread_create(&t[CONSUMERS + i], NULL, producer, (void *)i);
 	for (int i = 0; i < PRODUCERS + CONSUMERS; i++)
 		pthread_join(t[i], NULL);
-	CHECK(produced == (long)PRODUCERS * UNITS && consumed == (long)CONSUMERS * UNITS, "%ld produced, %ld consumed",
-	      atomic_load(&produced), atomic_load(&consumed));
+	EXPECT(produced == (long)PRODUCERS * UNITS && consumed == (long)CONSUMERS * UNITS,
+	       "%ld produced, %ld consumed", atomic_load(&produced), atomic_load(&consumed));
 	for (long i = 0; i < (long)PRODUCERS * UNITS; i++)
-		CHECK(taken_by[i] == 1, "item %ld taken %d times", i, taken_by[i]);
-	CHECK(sem_getvalue(&items, &v) == 0 && v == 0, "value after: %d", v);
-	CHECK(sem_trywait(&items) == -1 && errno == EAGAIN, "empty after");
+		EXPECT(taken_by[i] == 1, "item %ld taken %d times", i, taken_by[i]);
+	EXPECT(sem_getvalue(&items, &v) == 0 && v == 0, "value after: %d", v);
+	EXPECT(sem_trywait(&items) == -1 && errno == EAGAIN, "empty after");
 	sem_destroy(&items);
-	printf("sem_pingpong: %d producers, %d consumers, %d units: each taken once: %s\n", PRODUCERS, CONSUMERS,
-	       PRODUCERS * UNITS, atomic_load(&failures) > before ? "FAIL" : "ok");
+	resultf(misses() == before, "%d producers, %d consumers, %d units: each taken once", PRODUCERS, CONSUMERS,
+	        PRODUCERS * UNITS);
 
-	before = atomic_load(&failures);
-	CHECK(sem_init(&mutex, 0, 1) == 0, "sem_init");
+	before = misses();
+	EXPECT(sem_init(&mutex, 0, 1) == 0, "sem_init");
 	for (int i = 0; i < LOCKERS; i++)
 		pthread_create(&t[i], NULL, locker, NULL);
 	for (int i = 0; i < LOCKERS; i++)
 		pthread_join(t[i], NULL);
-	CHECK(counter == (long)LOCKERS * LOCK_ITERS, "counter %ld, want %ld", counter, (long)LOCKERS * LOCK_ITERS);
+	EXPECT(counter == (long)LOCKERS * LOCK_ITERS, "counter %ld, want %ld", counter, (long)LOCKERS * LOCK_ITERS);
 	sem_destroy(&mutex);
-	printf("sem_pingpong: %d threads x %d increments under a binary semaphore: %ld: %s\n", LOCKERS, LOCK_ITERS,
-	       (long)LOCKERS * LOCK_ITERS, atomic_load(&failures) > before ? "FAIL" : "ok");
+	resultf(misses() == before, "%d threads x %d increments under a binary semaphore: %ld", LOCKERS, LOCK_ITERS,
+	        (long)LOCKERS * LOCK_ITERS);
 
-	before = atomic_load(&failures);
+	before = misses();
 	check_errors();
-	printf("sem_pingpong: EAGAIN, ETIMEDOUT, EINVAL, EOVERFLOW: %s\n", atomic_load(&failures) > before ? "FAIL" : "ok");
+	result("EAGAIN, ETIMEDOUT, EINVAL, EOVERFLOW", misses() == before);
 
-	before = atomic_load(&failures);
+	before = misses();
 	check_shared();
-	printf("sem_pingpong: process-shared and named semaphores: %s\n",
-	       atomic_load(&failures) > before ? "FAIL" : "ok");
+	result("process-shared and named semaphores", misses() == before);
 
-	printf("sem_pingpong: %s\n", atomic_load(&failures) ? "FAIL" : "PASS");
-	return atomic_load(&failures) ? 1 : 0;
+	printf("sem_pingpong: %s\n", failed ? "FAIL" : "PASS");
+	return failed;
 }

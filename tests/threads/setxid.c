@@ -145,14 +145,6 @@ static void *waiter(void *arg)
 	return NULL;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Every thread checks once more; main too. True when all of them saw the new ids. */
 static int check_round(int r, int nthreads, int nread)
 {

@@ -33,7 +33,6 @@ static void on_alarm(int sig)
 
 int main(void)
 {
-	struct sigaction sa;
 	int r, err;
 
 	struct sigevent ev;
@@ -51,10 +50,7 @@ int main(void)
 	r = sem_wait(&sem);
 	result("signal() handler (SA_RESTART): sem_wait returned 0 after the alarm's post", r == 0 && alarms == 1);
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_alarm;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGALRM, &sa, NULL);
+	on_signal(SIGALRM, on_alarm, 0);
 	alarms = 0;
 	alarm(1);
 	r = sem_wait(&sem);

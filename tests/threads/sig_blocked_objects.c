@@ -38,17 +38,6 @@ static void handler(int sig)
 	atomic_fetch_add(&hits, 1);
 }
 
-static void install(int flags)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = handler;
-	sa.sa_flags = flags;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGUSR1, &sa, NULL);
-}
-
 enum kind { MUTEX, RDLOCK, WRLOCK, BARRIER, SEM, SEM_RESTART, ONCE, COND };
 static const char *names[] = { "mutex_lock", "rwlock_rdlock", "rwlock_wrlock", "barrier_wait",
 			       "sem_wait (no SA_RESTART)", "sem_wait (SA_RESTART)", "once", "cond_wait" };
@@ -120,7 +109,7 @@ static void step(enum kind k)
 	atomic_store(&hits, 0);
 	atomic_store(&about_to_block, 0);
 	atomic_store(&returned, 0);
-	install(k == SEM_RESTART ? SA_RESTART : 0);
+	on_signal(SIGUSR1, handler, k == SEM_RESTART ? SA_RESTART : 0);
 	switch (k) { /* hold the object */
 	case MUTEX: pthread_mutex_lock(&mutex); break;
 	case RDLOCK: pthread_rwlock_wrlock(&rwlock); break;

@@ -53,14 +53,6 @@ static void handler(int sig)
 		abort();
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void *busy(void *arg)
 {
 	sigset_t set;
@@ -68,8 +60,7 @@ static void *busy(void *arg)
 
 	(void)arg;
 	is_busy = 1;
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
+	set = sigset_of(SIGUSR1);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 	atomic_store(&sh->busy_ready, 1);
 	while (!atomic_load_explicit(&sh->done, memory_order_relaxed))
@@ -102,19 +93,13 @@ static void sender(pid_t parent)
 
 int main(void)
 {
-	struct sigaction sa;
 	sigset_t set;
 
 	if (pipe(ack))
 		return 1;
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = handler;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGUSR1, &sa, NULL);
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
+	on_signal(SIGUSR1, handler, SA_RESTART);
+	set = sigset_of(SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 
 	/* the child first: with one core, the busy thread leaves main no time to fork */

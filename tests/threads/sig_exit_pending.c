@@ -42,21 +42,12 @@ static void handler(int sig)
 	atomic_fetch_add(&sh->handled, 1);
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void *brief(void *arg)
 {
 	sigset_t set;
 	volatile uint64_t spins = 0;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
+	set = sigset_of(SIGUSR1);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 	if ((long)arg & 1) {
 		/* every other one blocks it again before it exits */
@@ -69,18 +60,12 @@ static void *brief(void *arg)
 
 int main(void)
 {
-	struct sigaction sa;
 	sigset_t set;
 
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	sh->lost_at = -1;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = handler;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGUSR1, &sa, NULL);
-	sigemptyset(&set);
-	sigaddset(&set, SIGUSR1);
+	on_signal(SIGUSR1, handler, SA_RESTART);
+	set = sigset_of(SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 
 	pid_t parent = getpid();

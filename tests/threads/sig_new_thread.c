@@ -38,8 +38,7 @@ static void *child1(void *arg)
 	res[0] = sigismember(&mask, SIGUSR1) == 1; /* the creator's mask */
 	sigpending(&pend);
 	res[1] = sigismember(&pend, SIGUSR1) == 0; /* main's, not this thread's */
-	sigemptyset(&one);
-	sigaddset(&one, SIGUSR1);
+	one = sigset_of(SIGUSR1);
 	pthread_sigmask(SIG_UNBLOCK, &one, NULL);
 	sleep_ms(20);
 	res[2] = tls_usr1 == 0; /* main's signal stays with main */
@@ -58,8 +57,7 @@ static void *child2(void *arg)
 		sleep_ms(1);
 	}
 	res[0] = sigismember(&pend, SIGUSR2) == 1; /* the process's */
-	sigemptyset(&one);
-	sigaddset(&one, SIGUSR2);
+	one = sigset_of(SIGUSR2);
 	pthread_sigmask(SIG_UNBLOCK, &one, NULL);
 	for (int i = 0; i < 5000 && !tls_usr2; i++)
 		sleep_ms(1);
@@ -69,17 +67,12 @@ static void *child2(void *arg)
 
 int main(void)
 {
-	struct sigaction sa;
 	sigset_t both, pend;
 	int r1[3] = { 0 }, r2[2] = { 0 };
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = handler;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGUSR1, &sa, NULL);
-	sigaction(SIGUSR2, &sa, NULL);
-	sigemptyset(&both);
-	sigaddset(&both, SIGUSR1);
+	on_signal(SIGUSR1, handler, 0);
+	on_signal(SIGUSR2, handler, 0);
+	both = sigset_of(SIGUSR1);
 	sigaddset(&both, SIGUSR2);
 	pthread_sigmask(SIG_BLOCK, &both, NULL);
 
@@ -91,9 +84,7 @@ int main(void)
 	result("nor delivered there when it unblocks it", r1[2]);
 	sigpending(&pend);
 	result("it is still pending for main", sigismember(&pend, SIGUSR1) == 1);
-	sigset_t one;
-	sigemptyset(&one);
-	sigaddset(&one, SIGUSR1);
+	sigset_t one = sigset_of(SIGUSR1);
 	pthread_sigmask(SIG_UNBLOCK, &one, NULL);
 	result("and delivered to main when main unblocks it", tls_usr1 == 1);
 

@@ -39,8 +39,7 @@ static void *writer(void *arg)
 	sigset_t one;
 
 	(void)arg;
-	sigemptyset(&one);
-	sigaddset(&one, SIGUSR1);
+	one = sigset_of(SIGUSR1);
 	pthread_sigmask(SIG_UNBLOCK, &one, NULL);
 	memset(buf, 'w', sizeof(buf));
 	atomic_store(&writing, 1);
@@ -104,16 +103,10 @@ static void step(const char *name, int process)
 
 int main(void)
 {
-	struct sigaction sa;
 	sigset_t one;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = handler;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGUSR1, &sa, NULL);
-	sigemptyset(&one);
-	sigaddset(&one, SIGUSR1);
+	on_signal(SIGUSR1, handler, SA_RESTART);
+	one = sigset_of(SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &one, NULL); /* the writer unblocks it */
 	step("pthread_kill", 0);
 	step("kill", 1);

@@ -16,14 +16,6 @@
 #define CHECK_NAME "sig_stop_cont"
 #include "check.h"
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static pid_t stopper(void)
 {
 	pid_t parent = getpid(), pid = fork();

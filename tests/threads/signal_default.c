@@ -72,8 +72,7 @@ static void child_all_block_usr1(int ready)
 {
 	sigset_t s;
 
-	sigemptyset(&s);
-	sigaddset(&s, SIGUSR1);
+	s = sigset_of(SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &s, NULL); /* the reader inherits it */
 	child_join(ready);
 }
@@ -88,11 +87,8 @@ static void on_term(int sig)
 
 static void child_handler(int ready)
 {
-	struct sigaction sa;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_term;
-	sigaction(SIGTERM, &sa, NULL);
+	on_signal(SIGTERM, on_term, 0);
 	if (write(ready, "r", 1) != 1)
 		_exit(2);
 	for (int i = 0; i < 20000 && !got_term; i++) /* 20 s: the parent's wait */

@@ -45,20 +45,6 @@ static void handler(int sig)
 		atomic_fetch_add(&hits_in_read, 1);
 }
 
-static void install(int sig, int flags)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = handler;
-	sa.sa_flags = flags;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(sig, &sa, NULL)) {
-		perror("sigaction");
-		exit(1);
-	}
-}
-
 /* Waits up to 5 s for *v to reach want. */
 static int wait_for(_Atomic int *v, int want)
 {
@@ -220,7 +206,7 @@ static void *signal_thread(void *arg)
 int main(void)
 {
 	/* 1. process-directed */
-	install(SIGUSR1, SA_RESTART);
+	on_signal(SIGUSR1, handler, SA_RESTART);
 	int before = atomic_load(&hits);
 	kill(getpid(), SIGUSR1);
 	result("kill(getpid(), SIGUSR1) runs the handler", wait_for(&hits, before + 1));
@@ -246,14 +232,14 @@ int main(void)
 			ran, rr.n, strerror(rr.err), rr.hits);
 	result("pthread_kill to a thread in read(), SA_RESTART: handler runs, read goes on",
 	       ran && rr.n == 1 && rr.hits >= 1);
-	install(SIGUSR1, 0);
+	on_signal(SIGUSR1, handler, 0);
 	signal_blocked_reader(&rr, 0, &ran);
 	if (!ran || rr.n != -1 || rr.err != EINTR || rr.hits < 1)
 		fprintf(stderr, "no SA_RESTART: handler ran while blocked: %d; read %zd (%s), target hits %d\n",
 			ran, rr.n, strerror(rr.err), rr.hits);
 	result("pthread_kill to a thread in read(), no SA_RESTART: read fails with EINTR",
 	       ran && rr.n == -1 && rr.err == EINTR && rr.hits >= 1);
-	install(SIGUSR1, SA_RESTART);
+	on_signal(SIGUSR1, handler, SA_RESTART);
 
 	/* 4. blocked, pending, delivered on unblock */
 	int res[4] = { 0, 0, 0, 0 };

@@ -40,28 +40,6 @@ static void handler(int sig)
 	tls_hits++;
 }
 
-static void install(int sig, int flags)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = handler;
-	sa.sa_flags = flags;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(sig, &sa, NULL)) {
-		perror("sigaction");
-		exit(1);
-	}
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static _Atomic int ready;
 
 /* One of steps 1-4: its thread says ready just before its wait, done after it returned. */
@@ -256,10 +234,10 @@ int main(void)
 	sigaddset(&all, SIGWINCH);
 	sigaddset(&all, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	install(SIGUSR1, SA_RESTART);
-	install(SIGUSR2, 0);
-	install(SIGHUP, 0);
-	install(SIGWINCH, 0);
+	on_signal(SIGUSR1, handler, SA_RESTART);
+	on_signal(SIGUSR2, handler, 0);
+	on_signal(SIGHUP, handler, 0);
+	on_signal(SIGWINCH, handler, 0);
 	if (pipe(pfd)) {
 		perror("pipe");
 		return 1;

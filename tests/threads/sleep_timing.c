@@ -19,6 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#define CHECK_NAME "sleep_timing"
+#include "check.h"
+
 #define THREADS 64
 #define ROUNDS 10
 #define SLACK_NS 5000000000LL /* a sleep that overruns by 5 s lost its wake-up */
@@ -141,34 +144,22 @@ static void *one_second(void *arg)
 
 int main(void)
 {
-	pthread_t t[THREADS], s;
-	int failed = 0;
+	pthread_t t[THREADS], s = spawn(one_second, NULL);
 
-	if (pthread_create(&s, NULL, one_second, NULL)) {
-		fprintf(stderr, "pthread_create failed\n");
-		return 1;
-	}
 	for (int i = 0; i < THREADS; i++)
-		if (pthread_create(&t[i], NULL, sleeper, (void *)(intptr_t)i)) {
-			fprintf(stderr, "pthread_create failed\n");
-			return 1;
-		}
+		t[i] = spawn(sleeper, (void *)(intptr_t)i);
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
 	pthread_join(s, NULL);
 
-	int ok = !atomic_load(&too_short) && !atomic_load(&errors);
-	printf("sleep_timing: %d threads x %d sleeps of 6 kinds, plus sleep(1): never short: %s\n",
-	       THREADS, ROUNDS, ok ? "ok" : "FAIL");
-	failed |= !ok;
-	ok = !atomic_load(&too_long);
-	printf("sleep_timing: no sleep overran by seconds (no lost wake-up): %s\n", ok ? "ok" : "FAIL");
-	failed |= !ok;
+	resultf(!atomic_load(&too_short) && !atomic_load(&errors),
+		"%d threads x %d sleeps of 6 kinds, plus sleep(1): never short", THREADS, ROUNDS);
+	result("no sleep overran by seconds (no lost wake-up)", !atomic_load(&too_long));
 
 	/* invalid requests */
 	struct timespec bad = { 0, 1000000000L }, neg = { -1, 0 }, zero = { 0, 0 };
 	errno = 0;
-	ok = nanosleep(&bad, NULL) == -1 && errno == EINVAL;
+	int ok = nanosleep(&bad, NULL) == -1 && errno == EINVAL;
 	ok &= clock_nanosleep(CLOCK_MONOTONIC, 0, &bad, NULL) == EINVAL;
 	ok &= clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &bad, NULL) == EINVAL;
 	errno = 0;
@@ -179,9 +170,7 @@ int main(void)
 	int64_t t0 = now(CLOCK_MONOTONIC);
 	ok &= clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &past, NULL) == 0;
 	ok &= now(CLOCK_MONOTONIC) - t0 < SLACK_NS;
-	printf("sleep_timing: invalid requests fail with EINVAL, past deadlines return: %s\n",
-	       ok ? "ok" : "FAIL");
-	failed |= !ok;
+	result("invalid requests fail with EINVAL, past deadlines return", ok);
 	printf("sleep_timing: %s\n", failed ? "FAIL" : "PASS");
 	return failed;
 }

@@ -21,22 +21,13 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#define CHECK_NAME "spin_counter"
+#include "check.h"
+
 #define NTHREADS 64
 #define ITERS 20000
 #define BLOCKERS 16
 #define BLOCK_ROUNDS 20
-
-static _Atomic long failures;
-
-#define CHECK(cond, ...)                                                   \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			fprintf(stderr, "spin_counter: %s:%d: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                      \
-			fputc('\n', stderr);                               \
-			atomic_fetch_add(&failures, 1);                    \
-		}                                                          \
-	} while (0)
 
 static pthread_spinlock_t lock;
 static long counter;      /* plain: the lock orders every access */
@@ -44,7 +35,7 @@ static _Atomic int inside;
 
 static void enter(void)
 {
-	CHECK(atomic_fetch_add(&inside, 1) == 0, "two threads hold the spin lock");
+	EXPECT(atomic_fetch_add(&inside, 1) == 0, "two threads hold the spin lock");
 }
 
 static void leave(void)
@@ -60,14 +51,14 @@ static void *incrementer(void *arg)
 		if ((id + i) % 5 == 0) {
 			int err;
 			while ((err = pthread_spin_trylock(&lock)) != 0)
-				CHECK(err == EBUSY, "trylock: %d", err);
+				EXPECT(err == EBUSY, "trylock: %d", err);
 		} else {
-			CHECK(pthread_spin_lock(&lock) == 0, "lock");
+			EXPECT(pthread_spin_lock(&lock) == 0, "lock");
 		}
 		enter();
 		counter++;
 		leave();
-		CHECK(pthread_spin_unlock(&lock) == 0, "unlock");
+		EXPECT(pthread_spin_unlock(&lock) == 0, "unlock");
 	}
 	return NULL;
 }
@@ -85,7 +76,7 @@ static void *blocker(void *arg)
 	char c;
 
 	for (int r = 0; r < BLOCK_ROUNDS; r++) {
-		CHECK(pthread_spin_lock(&blocking_lock) == 0, "lock");
+		EXPECT(pthread_spin_lock(&blocking_lock) == 0, "lock");
 		enter();
 		switch ((id + r) % 3) {
 		case 0:
@@ -93,17 +84,17 @@ static void *blocker(void *arg)
 			break;
 		case 1:
 			/* a system call with the lock (the bytes are there: it never waits for a writer) */
-			CHECK(read(pipefd[0], &c, 1) == 1, "read: %d", errno);
+			EXPECT(read(pipefd[0], &c, 1) == 1, "read: %d", errno);
 			break;
 		default:
 			/* waits for a mutex another thread keeps for a moment */
-			CHECK(pthread_mutex_lock(&other) == 0, "mutex");
+			EXPECT(pthread_mutex_lock(&other) == 0, "mutex");
 			pthread_mutex_unlock(&other);
 			break;
 		}
 		blocked_counter++;
 		leave();
-		CHECK(pthread_spin_unlock(&blocking_lock) == 0, "unlock");
+		EXPECT(pthread_spin_unlock(&blocking_lock) == 0, "unlock");
 	}
 	return NULL;
 }
@@ -127,10 +118,10 @@ int main(void)
 {
 	pthread_t t[NTHREADS], m;
 
-	CHECK(pthread_spin_init(&lock, PTHREAD_PROCESS_PRIVATE) == 0, "init");
-	CHECK(pthread_spin_trylock(&lock) == 0, "trylock on a free lock");
-	CHECK(pthread_spin_trylock(&lock) == EBUSY, "trylock on a held lock: EBUSY");
-	CHECK(pthread_spin_unlock(&lock) == 0, "unlock");
+	EXPECT(pthread_spin_init(&lock, PTHREAD_PROCESS_PRIVATE) == 0, "init");
+	EXPECT(pthread_spin_trylock(&lock) == 0, "trylock on a free lock");
+	EXPECT(pthread_spin_trylock(&lock) == EBUSY, "trylock on a held lock: EBUSY");
+	EXPECT(pthread_spin_unlock(&lock) == 0, "unlock");
 	for (long i = 0; i < NTHREADS; i++)
 		if (pthread_create(&t[i], NULL, incrementer, (void *)i)) {
 			perror("pthread_create");
@@ -138,13 +129,12 @@ int main(void)
 		}
 	for (int i = 0; i < NTHREADS; i++)
 		pthread_join(t[i], NULL);
-	CHECK(counter == (long)NTHREADS * ITERS, "counter %ld, want %ld", counter, (long)NTHREADS * ITERS);
-	CHECK(pthread_spin_trylock(&lock) == 0 && pthread_spin_unlock(&lock) == 0, "free after");
-	CHECK(pthread_spin_destroy(&lock) == 0, "destroy");
-	printf("spin_counter: %d threads x %d increments: %ld: %s\n", NTHREADS, ITERS, (long)NTHREADS * ITERS,
-	       atomic_load(&failures) ? "FAIL" : "ok");
+	EXPECT(counter == (long)NTHREADS * ITERS, "counter %ld, want %ld", counter, (long)NTHREADS * ITERS);
+	EXPECT(pthread_spin_trylock(&lock) == 0 && pthread_spin_unlock(&lock) == 0, "free after");
+	EXPECT(pthread_spin_destroy(&lock) == 0, "destroy");
+	resultf(misses() == 0, "%d threads x %d increments: %ld", NTHREADS, ITERS, (long)NTHREADS * ITERS);
 
-	long before = atomic_load(&failures);
+	long before = misses();
 	long reads = 0;
 	for (long id = 0; id < BLOCKERS; id++)
 		for (int r = 0; r < BLOCK_ROUNDS; r++)
@@ -154,8 +144,8 @@ int main(void)
 		return 2;
 	}
 	for (long i = 0; i < reads; i++)
-		CHECK(write(pipefd[1], "x", 1) == 1, "write: %d", errno);
-	CHECK(pthread_spin_init(&blocking_lock, PTHREAD_PROCESS_SHARED) == 0, "init");
+		EXPECT(write(pipefd[1], "x", 1) == 1, "write: %d", errno);
+	EXPECT(pthread_spin_init(&blocking_lock, PTHREAD_PROCESS_SHARED) == 0, "init");
 	pthread_create(&m, NULL, mutex_holder, NULL);
 	for (long i = 0; i < BLOCKERS; i++)
 		pthread_create(&t[i], NULL, blocker, (void *)i);
@@ -163,12 +153,12 @@ int main(void)
 		pthread_join(t[i], NULL);
 	atomic_store(&holding, 0);
 	pthread_join(m, NULL);
-	CHECK(blocked_counter == BLOCKERS * BLOCK_ROUNDS, "counter %ld, want %d", blocked_counter,
-	      BLOCKERS * BLOCK_ROUNDS);
-	CHECK(pthread_spin_destroy(&blocking_lock) == 0, "destroy");
-	printf("spin_counter: %d threads x %d rounds holding the lock across sleep, read, mutex: %s\n", BLOCKERS,
-	       BLOCK_ROUNDS, atomic_load(&failures) > before ? "FAIL" : "ok");
+	EXPECT(blocked_counter == BLOCKERS * BLOCK_ROUNDS, "counter %ld, want %d", blocked_counter,
+	       BLOCKERS * BLOCK_ROUNDS);
+	EXPECT(pthread_spin_destroy(&blocking_lock) == 0, "destroy");
+	resultf(misses() == before, "%d threads x %d rounds holding the lock across sleep, read, mutex", BLOCKERS,
+	        BLOCK_ROUNDS);
 
-	printf("spin_counter: %s\n", atomic_load(&failures) ? "FAIL" : "PASS");
-	return atomic_load(&failures) ? 1 : 0;
+	printf("spin_counter: %s\n", failed ? "FAIL" : "PASS");
+	return failed;
 }

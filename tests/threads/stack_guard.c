@@ -61,7 +61,6 @@ static void on_segv(int sig)
 static void *overflow_altstack(void *arg)
 {
 	stack_t ss;
-	struct sigaction sa;
 
 	(void)arg;
 	ss.ss_sp = malloc(1 << 16);
@@ -71,11 +70,7 @@ static void *overflow_altstack(void *arg)
 		perror("sigaltstack");
 		_exit(5);
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_segv;
-	sa.sa_flags = SA_ONSTACK;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGSEGV, &sa, NULL);
+	on_signal(SIGSEGV, on_segv, SA_ONSTACK);
 	return (void *)(long)recurse(0);
 }
 
@@ -100,41 +95,20 @@ static int child(void *(*fn)(void *))
 	return 7;
 }
 
-/* Runs a child (forked, or forked and exec'ed with `arg`); its status and stdout. */
-static int run_child(const char *self, const char *arg, char *out, size_t len)
-{
-	int p[2], status = -1;
-	size_t n = 0;
-	ssize_t r;
+static char self[4096]; /* this program's path, for exec */
 
-	if (pipe(p)) {
-		perror("pipe");
-		exit(1);
-	}
-	fflush(stdout);
-	pid_t pid = fork();
-	if (pid < 0) {
-		perror("fork");
-		exit(1);
-	}
-	if (pid == 0) {
-		dup2(p[1], 1);
-		close(p[0]);
-		close(p[1]);
-		if (!arg)
-			_exit(child(overflow));
-		execl(self, self, arg, (char *)NULL);
-		_exit(127);
-	}
-	close(p[1]);
-	while (n + 1 < len && ((r = read(p[0], out + n, len - 1 - n)) > 0 || (r < 0 && errno == EINTR)))
-		if (r > 0)
-			n += (size_t)r;
-	out[n] = 0;
-	close(p[0]);
-	if (waitpid(pid, &status, 0) != pid)
-		perror("waitpid");
-	return status;
+/* In a forked child: the overflow in a thread, without exec. */
+static int forked(void *arg)
+{
+	(void)arg;
+	return child(overflow);
+}
+
+/* In a forked child: this program again, with the argument. */
+static int exec_self(void *arg)
+{
+	execl(self, self, (const char *)arg, (char *)NULL);
+	return 127;
 }
 
 static int died_of_segv(const char *what, int status)
@@ -151,7 +125,7 @@ static int died_of_segv(const char *what, int status)
 
 int main(int argc, char **argv)
 {
-	char self[4096], out[256];
+	char out[256];
 	ssize_t n;
 
 	if (argc > 1 && !strcmp(argv[1], "--overflow"))
@@ -165,13 +139,13 @@ int main(int argc, char **argv)
 	}
 	self[n] = 0;
 
-	int st = run_child(self, NULL, out, sizeof(out));
+	int st = run_captured(forked, NULL, out, sizeof(out));
 	result("stack overflow in a thread of a forked child: SIGSEGV", died_of_segv("fork", st));
 
-	st = run_child(self, "--overflow", out, sizeof(out));
+	st = run_captured(exec_self, "--overflow", out, sizeof(out));
 	result("stack overflow in a thread of an exec'ed child: SIGSEGV", died_of_segv("exec", st));
 
-	st = run_child(self, "--overflow-altstack", out, sizeof(out));
+	st = run_captured(exec_self, "--overflow-altstack", out, sizeof(out));
 	int ok = WIFEXITED(st) && WEXITSTATUS(st) == 3 &&
 		 !strcmp(out, "caught SIGSEGV on the alternate stack\n");
 	if (!ok)

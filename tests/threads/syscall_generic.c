@@ -120,17 +120,6 @@ static void on_usr1(int sig)
 	atomic_fetch_add(&handled, 1);
 }
 
-static void handler(int flags)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_usr1;
-	sa.sa_flags = flags;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGUSR1, &sa, NULL);
-}
-
 static void *cancelled_reader(void *arg)
 {
 	char *buf = arg;
@@ -218,7 +207,7 @@ int main(void)
 	result("nanosleep: other threads run meanwhile", early && ret == 0);
 
 	/* 6. a handler without SA_RESTART: EINTR; with it: restarted */
-	handler(0);
+	on_signal(SIGUSR1, on_usr1, 0);
 	reset();
 	atomic_store(&handled, 0);
 	t = spawn(reader, buf);
@@ -231,7 +220,7 @@ int main(void)
 		syscall(SYS_write, pfd[1], "x", 1); /* no hang: the check below fails */
 	pthread_join(t, NULL);
 	result("read: EINTR after a handler without SA_RESTART", ret == -1 && err == EINTR && atomic_load(&handled) >= 1);
-	handler(SA_RESTART);
+	on_signal(SIGUSR1, on_usr1, SA_RESTART);
 	reset();
 	atomic_store(&handled, 0);
 	memset(buf, 0, sizeof(buf));

@@ -25,6 +25,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#define CHECK_NAME "tls_errno"
+#include "check.h"
+
 #define NTHREADS 1000 /* even: threads work in pairs */
 #define ROUNDS 8
 
@@ -32,7 +35,6 @@ static __thread long tls_gnu = -1;
 static thread_local long tls_c11 = -2;
 static pthread_key_t key;
 
-static _Atomic long failures;
 static _Atomic int destructor_calls;
 static _Atomic long destructor_sum;
 
@@ -45,15 +47,6 @@ static pthread_cond_t end_cond = PTHREAD_COND_INITIALIZER;
 static int at_end;
 static uintptr_t tls_addr[NTHREADS], c11_addr[NTHREADS], errno_addr[NTHREADS];
 
-#define CHECK(id, what, cond)                                                          \
-	do {                                                                           \
-		if (!(cond)) {                                                         \
-			fprintf(stderr, "thread %d: after %s: %s does not hold\n", (id), \
-				(what), #cond);                                        \
-			atomic_fetch_add(&failures, 1);                                \
-		}                                                                      \
-	} while (0)
-
 static void destructor(void *v)
 {
 	long id = (long)(intptr_t)v - 1; /* stored as id + 1: never NULL */
@@ -65,10 +58,10 @@ static void destructor(void *v)
 /* The thread's own values: tls_gnu, tls_c11, errno, the key. */
 static void check_mine(int id, const char *after)
 {
-	CHECK(id, after, tls_gnu == 1000000L + id);
-	CHECK(id, after, tls_c11 == 2000000L + id);
-	CHECK(id, after, errno == 3000 + id);
-	CHECK(id, after, pthread_getspecific(key) == (void *)(intptr_t)(id + 1));
+	EXPECT(tls_gnu == 1000000L + id, "thread %d: after %s", id, after);
+	EXPECT(tls_c11 == 2000000L + id, "thread %d: after %s", id, after);
+	EXPECT(errno == 3000 + id, "thread %d: after %s", id, after);
+	EXPECT(pthread_getspecific(key) == (void *)(intptr_t)(id + 1), "thread %d: after %s", id, after);
 }
 
 static void *worker(void *arg)
@@ -76,18 +69,18 @@ static void *worker(void *arg)
 	int id = (int)(intptr_t)arg, partner = id ^ 1;
 	char c;
 
-	CHECK(id, "start", tls_gnu == -1 && tls_c11 == -2); /* the initial images */
-	CHECK(id, "start", pthread_getspecific(key) == NULL);
+	EXPECT(tls_gnu == -1 && tls_c11 == -2, "thread %d: at start", id); /* the initial images */
+	EXPECT(pthread_getspecific(key) == NULL, "thread %d: at start", id);
 	tls_gnu = 1000000L + id;
 	tls_c11 = 2000000L + id;
 	pthread_setspecific(key, (void *)(intptr_t)(id + 1));
 
 	/* a failing call sets this thread's errno, and only this thread's */
 	if (id % 2) {
-		CHECK(id, "read(-1)", read(-1, &c, 1) == -1 && errno == EBADF);
+		EXPECT(read(-1, &c, 1) == -1 && errno == EBADF, "thread %d: after read(-1)", id);
 	} else {
-		CHECK(id, "open(missing)",
-		      open("/nonexistent/flexsc-tls-errno", O_RDONLY) == -1 && errno == ENOENT);
+		EXPECT(open("/nonexistent/flexsc-tls-errno", O_RDONLY) == -1 && errno == ENOENT,
+		       "thread %d: after open(missing)", id);
 	}
 	errno = 3000 + id;
 	check_mine(id, "setup");
@@ -96,16 +89,16 @@ static void *worker(void *arg)
 		/* ping-pong: the even thread of a pair writes first */
 		char out = (char)(id + r), in = 0;
 		if (id % 2 == 0) {
-			CHECK(id, "write", write(pipes[partner][1], &out, 1) == 1);
+			EXPECT(write(pipes[partner][1], &out, 1) == 1, "thread %d: after write", id);
 			check_mine(id, "write");
-			CHECK(id, "read", read(pipes[id][0], &in, 1) == 1);
+			EXPECT(read(pipes[id][0], &in, 1) == 1, "thread %d: after read", id);
 			check_mine(id, "read");
-			CHECK(id, "read", in == (char)(partner + r));
+			EXPECT(in == (char)(partner + r), "thread %d: after read", id);
 		} else {
-			CHECK(id, "read", read(pipes[id][0], &in, 1) == 1);
+			EXPECT(read(pipes[id][0], &in, 1) == 1, "thread %d: after read", id);
 			check_mine(id, "read");
-			CHECK(id, "read", in == (char)(partner + r));
-			CHECK(id, "write", write(pipes[partner][1], &out, 1) == 1);
+			EXPECT(in == (char)(partner + r), "thread %d: after read", id);
+			EXPECT(write(pipes[partner][1], &out, 1) == 1, "thread %d: after write", id);
 			check_mine(id, "write");
 		}
 		usleep(100 + (unsigned)(id % 7) * 50);
@@ -156,7 +149,6 @@ int main(void)
 {
 	pthread_t t[NTHREADS];
 	pthread_attr_t attr;
-	int ok = 1;
 
 	if (pthread_key_create(&key, destructor)) {
 		fprintf(stderr, "pthread_key_create failed\n");
@@ -183,29 +175,21 @@ int main(void)
 	for (int i = 0; i < NTHREADS; i++)
 		pthread_join(t[i], NULL);
 
-	if (tls_gnu != 42 || tls_c11 != 43 || errno != 77) {
-		fprintf(stderr, "main's TLS or errno changed: %ld %ld %d\n", tls_gnu, tls_c11, errno);
-		ok = 0;
-	}
+	int main_errno = errno;
+	EXPECT(tls_gnu == 42 && tls_c11 == 43 && main_errno == 77, "main's TLS or errno changed: %ld %ld %d",
+	       tls_gnu, tls_c11, main_errno);
 	int apart = distinct(tls_addr, "tls_gnu") & distinct(c11_addr, "tls_c11") &
 		    distinct(errno_addr, "errno");
-	ok &= apart;
 	long expect_sum = (long)NTHREADS * (NTHREADS - 1) / 2;
 	int calls = atomic_load(&destructor_calls);
-	if (calls != NTHREADS || atomic_load(&destructor_sum) != expect_sum) {
+	if (calls != NTHREADS || atomic_load(&destructor_sum) != expect_sum)
 		fprintf(stderr, "key destructor: %d calls (want %d), id sum %ld (want %ld)\n", calls,
 			NTHREADS, atomic_load(&destructor_sum), expect_sum);
-		ok = 0;
-	}
-	if (atomic_load(&failures))
-		ok = 0;
 	printf("tls_errno: %d threads, %d rounds of blocking calls each\n", NTHREADS, ROUNDS);
-	printf("tls_errno: __thread, thread_local and errno isolated: %s\n",
-	       atomic_load(&failures) ? "FAIL" : "ok");
-	printf("tls_errno: live threads have distinct TLS and errno addresses: %s\n",
-	       apart ? "ok" : "FAIL");
-	printf("tls_errno: key destructor ran once per thread: %s\n",
-	       calls == NTHREADS && atomic_load(&destructor_sum) == expect_sum ? "ok" : "FAIL");
-	printf("tls_errno: %s\n", ok ? "PASS" : "FAIL");
-	return ok ? 0 : 1;
+	result("__thread, thread_local and errno isolated", misses() == 0);
+	result("live threads have distinct TLS and errno addresses", apart);
+	result("key destructor ran once per thread",
+	       calls == NTHREADS && atomic_load(&destructor_sum) == expect_sum);
+	printf("tls_errno: %s\n", failed ? "FAIL" : "PASS");
+	return failed;
 }

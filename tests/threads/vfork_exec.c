@@ -73,7 +73,7 @@ static void child_watchdog(void)
 
 /* The child's wait status, or -1 when it did not end in 10 s (then it is killed). */
 /* Reads fd to its end (or 10 s), NUL-terminated. */
-static size_t read_all(int fd, char *buf, size_t len)
+static size_t read_bounded(int fd, char *buf, size_t len)
 {
 	size_t n = 0;
 	uint64_t t0 = now_ms();
@@ -129,7 +129,7 @@ static void test_exec_echo(void)
 	}
 	close(out[1]);
 	close(err[1]);
-	read_all(out[0], buf, sizeof(buf));
+	read_bounded(out[0], buf, sizeof(buf));
 	ssize_t n = read(err[0], &e, sizeof(e)); /* EOF: the exec closed it */
 	close(out[0]);
 	close(err[0]);
@@ -193,7 +193,7 @@ static void test_dup2_cat(void)
 	const char msg[] = "through cat and back\n";
 	ssize_t w = write(in[1], msg, strlen(msg));
 	close(in[1]);
-	read_all(out[0], buf, sizeof(buf));
+	read_bounded(out[0], buf, sizeof(buf));
 	close(out[0]);
 	int status = pid > 0 ? wait_bounded(pid, 10000) : -1;
 	int ok = pid > 0 && w == (ssize_t)strlen(msg) && status != -1 && WIFEXITED(status) &&
@@ -279,7 +279,7 @@ static void test_clone_vfork(void)
 	close(a.out);
 	close(out[1]);
 	close(err[1]);
-	read_all(out[0], buf, sizeof(buf));
+	read_bounded(out[0], buf, sizeof(buf));
 	ssize_t n = read(err[0], &e, sizeof(e));
 	close(out[0]);
 	close(err[0]);
@@ -314,7 +314,7 @@ static void test_clone_fork(void)
 	make_pipe(out, 0);
 	pid_t pid = clone(clone_fork_child, stack + CLONE_STACK, SIGCHLD, &out[1]);
 	close(out[1]);
-	read_all(out[0], buf, sizeof(buf));
+	read_bounded(out[0], buf, sizeof(buf));
 	close(out[0]);
 	int status = pid > 0 ? wait_bounded(pid, 10000) : -1;
 	free(stack);

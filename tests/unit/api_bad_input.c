@@ -11,20 +11,10 @@
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
-#include "testutil.h"
+#include "helpers.h"
 
 static const struct timespec bad_ts = { .tv_sec = 0, .tv_nsec = 1000000000L };
 static const struct timespec neg_ts = { .tv_sec = -1, .tv_nsec = 0 };
-
-/* A cheap call that goes to the engine (not local): getppid. */
-static flexsc_call_t post_cheap(struct flexsc_queue *q)
-{
-	flexsc_call_t c = 0;
-
-	CHECK_EQ(flexsc_post(q, SYS_getppid, 0, NULL, NULL, &c), 0);
-	CHECK(c != 0);
-	return c;
-}
 
 static void bad_numbers_and_args(struct flexsc_queue *q)
 {
@@ -83,7 +73,7 @@ static void null_queue(void)
 
 static void other_nulls(struct flexsc *fx, struct flexsc_queue *q)
 {
-	flexsc_call_t c = post_cheap(q);
+	flexsc_call_t c = t_post_cheap(q);
 	struct flexsc_sysinfo si;
 	int64_t r;
 
@@ -128,13 +118,13 @@ static void bad_descriptors(struct flexsc_queue *q)
 		CHECK_EQ(flexsc_cancel(q, c), -EINVAL);
 	}
 	/* one bad descriptor among good ones: the good one is not collected */
-	flexsc_call_t mix[2] = { post_cheap(q), bad[1] };
+	flexsc_call_t mix[2] = { t_post_cheap(q), bad[1] };
 	CHECK_EQ(flexsc_wait_any(q, mix, 2, &idx, &r, NULL), -EINVAL);
 	CHECK_EQ(flexsc_wait_all(q, mix, 2, NULL, NULL), -EINVAL);
 	CHECK_EQ(flexsc_wait_one(q, mix[0], &r, NULL), 0);
 
 	/* spent descriptors: waited twice, polled twice, reaped then polled, cancelled */
-	flexsc_call_t c = post_cheap(q);
+	flexsc_call_t c = t_post_cheap(q);
 	CHECK_EQ(flexsc_wait_one(q, c, &r, NULL), 0);
 	CHECK_EQ(flexsc_wait_one(q, c, &r, NULL), -ESTALE);
 	CHECK_EQ(flexsc_wait_any(q, &c, 1, &idx, &r, NULL), -ESTALE);
@@ -142,13 +132,13 @@ static void bad_descriptors(struct flexsc_queue *q)
 	CHECK_EQ(flexsc_poll(q, c, &r), -ESTALE);
 	CHECK_EQ(flexsc_cancel(q, c), -ESTALE);
 
-	c = post_cheap(q);
+	c = t_post_cheap(q);
 	CHECK_EQ(flexsc_wait(q, NULL), 1);
 	CHECK_EQ(flexsc_poll(q, c, &r), 0);
 	CHECK_EQ(r, getppid());
 	CHECK_EQ(flexsc_poll(q, c, &r), -ESTALE);
 
-	c = post_cheap(q);
+	c = t_post_cheap(q);
 	struct flexsc_completion comp;
 	CHECK_EQ(flexsc_wait(q, NULL), 1);
 	CHECK_EQ(flexsc_reap(q, &comp, 1), 1);
@@ -157,7 +147,7 @@ static void bad_descriptors(struct flexsc_queue *q)
 	CHECK_EQ(flexsc_wait_one(q, c, &r, NULL), -ESTALE);
 
 	/* the entry was reused (LIFO): the old descriptor stays stale, the new one is live */
-	flexsc_call_t c2 = post_cheap(q);
+	flexsc_call_t c2 = t_post_cheap(q);
 	CHECK((uint32_t)c2 == (uint32_t)c && c2 != c);
 	CHECK_EQ(flexsc_poll(q, c, &r), -ESTALE);
 	CHECK_EQ(flexsc_wait_one(q, c2, &r, NULL), 0);
@@ -175,7 +165,7 @@ static void bad_descriptors(struct flexsc_queue *q)
 
 static void bad_timeouts(struct flexsc_queue *q)
 {
-	flexsc_call_t c = post_cheap(q);
+	flexsc_call_t c = t_post_cheap(q);
 	int64_t r;
 	unsigned idx;
 

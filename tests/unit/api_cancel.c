@@ -8,33 +8,14 @@
  * normally once its data arrives.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <fcntl.h>
-#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "testutil.h"
+#include "helpers.h"
 
 static const struct timespec long_ts = { 30, 0 };
-
-static flexsc_call_t post3(struct flexsc_queue *q, long nr, long a0, const void *a1, size_t a2)
-{
-	uint64_t args[3] = { (uint64_t)a0, (uint64_t)(uintptr_t)a1, a2 };
-	flexsc_call_t c = 0;
-
-	CHECK_EQ(flexsc_post(q, nr, 3, args, NULL, &c), 0);
-	return c;
-}
-
-static int pipe_bytes(int fd)
-{
-	int n = -1;
-
-	CHECK_EQ(ioctl(fd, FIONREAD, &n), 0);
-	return n;
-}
 
 /* Pending calls are owned by the owner alone: cancelling one always wins. */
 static void cancel_pending(enum flexsc_engine eng)
@@ -53,9 +34,9 @@ static void cancel_pending(enum flexsc_engine eng)
 	t_open(eng, &fx, &q, &cfg);
 	CHECK_EQ(pipe(p), 0);
 
-	flexsc_call_t a = post3(q, SYS_write, p[1], "A", 1);
-	flexsc_call_t b = post3(q, SYS_write, p[1], "B", 1);
-	flexsc_call_t c = post3(q, SYS_write, p[1], "C", 1);
+	flexsc_call_t a = t_post_io(q, SYS_write, p[1], "A", 1, NULL);
+	flexsc_call_t b = t_post_io(q, SYS_write, p[1], "B", 1, NULL);
+	flexsc_call_t c = t_post_io(q, SYS_write, p[1], "C", 1, NULL);
 	CHECK_EQ(flexsc_poll(q, b, &r), -EINPROGRESS);
 	CHECK_EQ(flexsc_cancel(q, b), 0);
 	/* cancelled means done: collected with -ECANCELED, not executed */
@@ -63,7 +44,7 @@ static void cancel_pending(enum flexsc_engine eng)
 	CHECK_EQ(flexsc_poll(q, b, &r), 0);
 	CHECK_EQ(r, -ECANCELED);
 	CHECK_EQ(flexsc_cancel(q, b), -ESTALE);
-	CHECK_EQ(pipe_bytes(p[0]), 0);
+	CHECK_EQ(t_pipe_bytes(p[0]), 0);
 	CHECK_EQ(flexsc_flush(q), 2); /* only a and c are left to flush */
 	int64_t rets[2];
 	flexsc_call_t ac[2] = { a, c };
@@ -75,7 +56,7 @@ static void cancel_pending(enum flexsc_engine eng)
 	CHECK(!memcmp(buf, "AC", 2) || !memcmp(buf, "CA", 2));
 
 	/* cancel the only pending call, then a wait has nothing to wait for */
-	flexsc_call_t d = post3(q, SYS_write, p[1], "D", 1);
+	flexsc_call_t d = t_post_io(q, SYS_write, p[1], "D", 1, NULL);
 	CHECK_EQ(flexsc_cancel(q, d), 0);
 	CHECK_EQ(flexsc_flush(q), 0);
 	CHECK_EQ(flexsc_wait(q, &long_ts), 1); /* d is done (cancelled), uncollected */
@@ -84,10 +65,10 @@ static void cancel_pending(enum flexsc_engine eng)
 	CHECK_EQ(comp.call, d);
 	CHECK_EQ(comp.ret, -ECANCELED);
 	CHECK_EQ(flexsc_wait(q, &long_ts), -ECHILD);
-	CHECK_EQ(pipe_bytes(p[0]), 0);
+	CHECK_EQ(t_pipe_bytes(p[0]), 0);
 
 	/* done: -EALREADY, and the real result stays */
-	flexsc_call_t e = post3(q, SYS_write, p[1], "E", 1);
+	flexsc_call_t e = t_post_io(q, SYS_write, p[1], "E", 1, NULL);
 	CHECK_EQ(flexsc_wait(q, &long_ts), 1);
 	CHECK_EQ(flexsc_cancel(q, e), -EALREADY);
 	CHECK_EQ(flexsc_wait_one(q, e, &r, &long_ts), 0);
@@ -129,7 +110,7 @@ static void cancel_uring_inflight(enum flexsc_engine eng)
 		return;
 	}
 	CHECK_EQ(pipe(p), 0);
-	flexsc_call_t rd = post3(q, SYS_read, p[0], buf, sizeof(buf));
+	flexsc_call_t rd = t_post_io(q, SYS_read, p[0], buf, sizeof(buf), NULL);
 	CHECK_EQ(flexsc_flush(q), 1);
 	CHECK_EQ(flexsc_queue_stats(q, &st), 0);
 	CHECK_EQ(st.by_engine[FLEXSC_ENGINE_URING], 1);
@@ -139,50 +120,12 @@ static void cancel_uring_inflight(enum flexsc_engine eng)
 	CHECK_EQ(r, -ECANCELED);
 	/* the pipe is untouched: a later write is read by a later read */
 	CHECK_EQ(write(p[1], "xyz", 3), 3);
-	rd = post3(q, SYS_read, p[0], buf, sizeof(buf));
+	rd = t_post_io(q, SYS_read, p[0], buf, sizeof(buf), NULL);
 	CHECK_EQ(flexsc_wait_one(q, rd, &r, &long_ts), 0);
 	CHECK_EQ(r, 3);
 	close(p[0]), close(p[1]);
 	t_close(fx, q);
 	printf("%s: in-flight io_uring read cancelled with -ECANCELED\n", flexsc_engine_name(eng));
-}
-
-/*
- * Whether some thread of this process is blocked in read(fd, ...), from
- * /proc/self/task/TID/syscall ("0 0xFD 0xBUF ..." while it sleeps in read).
- */
-static bool thread_in_read(int fd)
-{
-	char want[32], line[256], path[300];
-	bool found = false;
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *de;
-
-	CHECK(d != NULL);
-	snprintf(want, sizeof(want), "0 0x%x ", fd);
-	while (!found && (de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/syscall", de->d_name);
-		FILE *f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(line, sizeof(line), f) && !strncmp(line, want, strlen(want)))
-			found = true;
-		fclose(f);
-	}
-	closedir(d);
-	return found;
-}
-
-static void wait_thread_in_read(int fd)
-{
-	const struct timespec ms = { 0, 1000000L };
-
-	for (unsigned i = 0; !thread_in_read(fd); i++) {
-		CHECK(i < 30000); /* 30 s: the read was never taken by a syscall thread */
-		nanosleep(&ms, NULL);
-	}
 }
 
 /*
@@ -205,14 +148,14 @@ static void cancel_threads(void)
 	CHECK_EQ(pipe(p), 0);
 	CHECK_EQ(pipe(p2), 0);
 
-	flexsc_call_t rd = post3(q, SYS_read, p[0], buf, sizeof(buf));
+	flexsc_call_t rd = t_post_io(q, SYS_read, p[0], buf, sizeof(buf), NULL);
 	CHECK_EQ(flexsc_flush(q), 1);
-	wait_thread_in_read(p[0]);
+	t_wait_thread_in_read(p[0]);
 	CHECK_EQ(flexsc_cancel(q, rd), -EALREADY);
 	CHECK_EQ(flexsc_poll(q, rd, &r), -EINPROGRESS);
 
 	/* queued behind the blocked read, never taken: cancellable */
-	flexsc_call_t w = post3(q, SYS_write, p2[1], "W", 1);
+	flexsc_call_t w = t_post_io(q, SYS_write, p2[1], "W", 1, NULL);
 	CHECK_EQ(flexsc_flush(q), 1);
 	CHECK_EQ(flexsc_cancel(q, w), 0);
 	CHECK_EQ(flexsc_poll(q, w, &r), 0);
@@ -223,7 +166,7 @@ static void cancel_threads(void)
 	CHECK_EQ(r, 4);
 	CHECK(!memcmp(buf, "data", 4));
 	/* the thread is free again and the cancelled write never ran */
-	flexsc_call_t w2 = post3(q, SYS_write, p2[1], "V", 1);
+	flexsc_call_t w2 = t_post_io(q, SYS_write, p2[1], "V", 1, NULL);
 	CHECK_EQ(flexsc_wait_one(q, w2, &r, &long_ts), 0);
 	CHECK_EQ(r, 1);
 	CHECK_EQ(read(p2[0], buf, sizeof(buf)), 1);

@@ -20,7 +20,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "testutil.h"
+#include "helpers.h"
 
 static int64_t post_local(struct flexsc_queue *q, long nr, unsigned nargs, const uint64_t *args)
 {

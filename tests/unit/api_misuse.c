@@ -23,16 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "testutil.h"
-
-static flexsc_call_t post_cheap(struct flexsc_queue *q)
-{
-	flexsc_call_t c = 0;
-
-	CHECK_EQ(flexsc_post(q, SYS_getppid, 0, NULL, NULL, &c), 0);
-	CHECK(c != 0);
-	return c;
-}
+#include "helpers.h"
 
 static void no_children(void)
 {
@@ -76,7 +67,7 @@ static void unpostable(struct flexsc_queue *q)
 	CHECK_EQ(after.posted, before.posted);
 	/* the queue still works */
 	int64_t r;
-	CHECK_EQ(flexsc_wait_one(q, post_cheap(q), &r, NULL), 0);
+	CHECK_EQ(flexsc_wait_one(q, t_post_cheap(q), &r, NULL), 0);
 	CHECK_EQ(r, getppid());
 }
 
@@ -170,7 +161,7 @@ static void cross_queue(struct flexsc *fx, struct flexsc_queue *q, struct flexsc
 	for (unsigned o = 0; o < 2; o++) {
 		struct flexsc_queue *b = other[o];
 		/* both first posts take entry 0 of their queue, generation for generation */
-		flexsc_call_t ca = post_cheap(q), cb = post_cheap(b);
+		flexsc_call_t ca = t_post_cheap(q), cb = t_post_cheap(b);
 		CHECK(ca != cb);
 		CHECK_EQ(flexsc_poll(b, ca, &r), -EXDEV);
 		CHECK_EQ(flexsc_wait_one(b, ca, &r, NULL), -EXDEV);
@@ -198,7 +189,7 @@ static void duplicates(struct flexsc_queue *q)
 {
 	int64_t rets[3] = { -1, -1, -1 }, r;
 	unsigned idx = 99;
-	flexsc_call_t a = post_cheap(q), b = post_cheap(q);
+	flexsc_call_t a = t_post_cheap(q), b = t_post_cheap(q);
 	flexsc_call_t twice[2] = { a, a }, three[3] = { a, b, a };
 	struct timespec zero = { 0, 0 };
 
@@ -216,13 +207,13 @@ static void duplicates(struct flexsc_queue *q)
 	/* more than 64: the allocated path */
 	flexsc_call_t many[80];
 	for (unsigned i = 0; i < 79; i++)
-		many[i] = post_cheap(q);
+		many[i] = t_post_cheap(q);
 	many[79] = many[3];
 	CHECK_EQ(flexsc_wait_all(q, many, 80, NULL, NULL), -EINVAL);
 	CHECK_EQ(flexsc_wait_all(q, many, 79, NULL, NULL), 0);
 
 	/* wait_any: one call named twice is still one call */
-	a = post_cheap(q);
+	a = t_post_cheap(q);
 	twice[0] = twice[1] = a;
 	CHECK_EQ(flexsc_wait_any(q, twice, 2, &idx, &r, NULL), 0);
 	CHECK_EQ(idx, 0);
@@ -243,7 +234,7 @@ static void destroyed(enum flexsc_engine eng)
 	uint64_t a[1] = { 0 };
 
 	t_open(eng, &fx, &q, NULL);
-	c = post_cheap(q);
+	c = t_post_cheap(q);
 	CHECK_EQ(flexsc_queue_destroy(q), 0);
 	CHECK_EQ(flexsc_queue_destroy(q), -EINVAL);
 	CHECK_EQ(flexsc_post(q, SYS_getppid, 0, NULL, NULL, &c), -EINVAL);

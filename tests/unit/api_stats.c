@@ -10,7 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "testutil.h"
+#include "helpers.h"
 
 enum { N_WRITE = 40, N_PPID = 28, N_LOCAL = 20, N_CANCEL = 5, N_CHAIN = 2 };
 

@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "testutil.h"
+#include "helpers.h"
 
 #define BOUND_S 30
 
@@ -65,20 +65,6 @@ static int count_threads(int *named)
 	}
 	closedir(d);
 	return n;
-}
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *de;
-	int n = 0;
-
-	CHECK(d != NULL);
-	while ((de = readdir(d)))
-		if (de->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n - 1; /* the directory's own descriptor */
 }
 
 /* Waits (up to BOUND_S) for the thread count to come back to want. */
@@ -148,7 +134,7 @@ int main(void)
 		CHECK(t_now_ms() < end);
 		nanosleep(&(struct timespec){ 0, 1000000L }, NULL);
 	}
-	int threads0 = count_threads(NULL), fds0 = count_fds();
+	int threads0 = count_threads(NULL), fds0 = t_count_fds();
 
 	for (unsigned i = 0; i < T_NENGINES; i++) {
 		enum flexsc_engine eng = t_engines[i];
@@ -169,7 +155,7 @@ int main(void)
 		t_close(fx, q);
 		snprintf(what, sizeof(what), "%s, after flexsc_exit", flexsc_engine_name(eng));
 		expect_threads(threads0, what);
-		CHECK_EQ(count_fds(), fds0);
+		CHECK_EQ(t_count_fds(), fds0);
 
 		/* queues left alive at flexsc_exit: exit drains them, destroy frees them */
 		t_open(eng, &fx, &q, NULL);
@@ -178,7 +164,7 @@ int main(void)
 		snprintf(what, sizeof(what), "%s, exit with a live queue", flexsc_engine_name(eng));
 		expect_threads(threads0, what);
 		CHECK_EQ(flexsc_queue_destroy(q), 0); /* a dead queue keeps its own descriptors until here */
-		CHECK_EQ(count_fds(), fds0);
+		CHECK_EQ(t_count_fds(), fds0);
 
 		/* 100 cycles */
 		for (unsigned k = 0; k < 100; k++) {
@@ -191,7 +177,7 @@ int main(void)
 		}
 		snprintf(what, sizeof(what), "%s, after 100 register/exit cycles", flexsc_engine_name(eng));
 		expect_threads(threads0, what);
-		CHECK_EQ(count_fds(), fds0);
+		CHECK_EQ(t_count_fds(), fds0);
 		printf("%s: no thread or descriptor left after exit, after exit with a live queue, "
 		       "and after 100 cycles (%d threads, %d fds)\n",
 		       flexsc_engine_name(eng), threads0, fds0);

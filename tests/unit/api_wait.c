@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "testutil.h"
+#include "helpers.h"
 
 struct writer {
 	int fd;
@@ -52,25 +52,15 @@ static void join(struct writer *w)
 	CHECK_EQ(pthread_join(w->t, NULL), 0);
 }
 
-static flexsc_call_t post3(struct flexsc_queue *q, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
-			   void *cookie)
-{
-	uint64_t args[3] = { a0, a1, a2 };
-	flexsc_call_t c = 0;
-
-	CHECK_EQ(flexsc_post(q, nr, 3, args, cookie, &c), 0);
-	return c;
-}
-
 static flexsc_call_t post_read(struct flexsc_queue *q, int fd, char *buf, size_t len, void *cookie)
 {
-	return post3(q, SYS_read, (uint64_t)fd, (uint64_t)(uintptr_t)buf, len, cookie);
+	return t_post_io(q, SYS_read, fd, buf, len, cookie);
 }
 
 static flexsc_call_t post_write(struct flexsc_queue *q, int fd, const char *buf, size_t len,
 				void *cookie)
 {
-	return post3(q, SYS_write, (uint64_t)fd, (uint64_t)(uintptr_t)buf, len, cookie);
+	return t_post_io(q, SYS_write, fd, buf, len, cookie);
 }
 
 static int devnull;

@@ -34,9 +34,8 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "testutil.h"
+#include "helpers.h"
 
-#define P(x) ((uint64_t)(uintptr_t)(x))
 
 /* The system call instruction itself (arguments 5 and 6 zero): no libc or libflexsc wrapper sees it. */
 static inline long a_raw(long nr, long a0, long a1, long a2, long a3)

@@ -12,12 +12,11 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
-#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "testutil.h"
+#include "helpers.h"
 #include "core/internal.h"
 
 static const struct timespec long_ts = { 30, 0 };
@@ -25,31 +24,6 @@ static const struct timespec long_ts = { 30, 0 };
 static uint8_t status_of(const struct flexsc_queue *q, flexsc_call_t c)
 {
 	return __atomic_load_n(&q->entries[(c & 0xffff) - 1].status, __ATOMIC_ACQUIRE); /* the index part */
-}
-
-static struct flexsc_stats stats(const struct flexsc_queue *q)
-{
-	struct flexsc_stats st;
-
-	CHECK_EQ(flexsc_queue_stats(q, &st), 0);
-	return st;
-}
-
-static int pipe_bytes(int fd)
-{
-	int n = -1;
-
-	CHECK_EQ(ioctl(fd, FIONREAD, &n), 0);
-	return n;
-}
-
-static flexsc_call_t post_write(struct flexsc_queue *q, int fd, const void *buf, size_t len)
-{
-	uint64_t a[3] = { (uint64_t)fd, (uint64_t)(uintptr_t)buf, len };
-	flexsc_call_t c;
-
-	CHECK_EQ(flexsc_post(q, SYS_write, 3, a, NULL, &c), 0);
-	return c;
 }
 
 /* The threshold M = 8 with no time bound; then "a wait flushes". */
@@ -70,7 +44,7 @@ static void threshold(enum flexsc_engine eng)
 	CHECK_EQ(pipe(p), 0);
 
 	for (unsigned i = 0; i < 7; i++) {
-		c[i] = post_write(q, p[1], "x", 1);
+		c[i] = t_post_io(q, SYS_write, p[1], "x", 1, NULL);
 		CHECK_EQ(flexsc_poll(q, c[i], &r), -EINPROGRESS);
 	}
 	/* a while later, still nothing has run: not flushed, not executed */
@@ -79,12 +53,12 @@ static void threshold(enum flexsc_engine eng)
 		CHECK_EQ(status_of(q, c[i]), FLEXSC_SUBMITTED);
 		CHECK_EQ(flexsc_poll(q, c[i], &r), -EINPROGRESS);
 	}
-	CHECK_EQ(stats(q).batches, 0);
-	CHECK_EQ(pipe_bytes(p[0]), 0);
+	CHECK_EQ(t_stats(q).batches, 0);
+	CHECK_EQ(t_pipe_bytes(p[0]), 0);
 
 	/* the 8th flushes all eight */
-	c[7] = post_write(q, p[1], "x", 1);
-	struct flexsc_stats st = stats(q);
+	c[7] = t_post_io(q, SYS_write, p[1], "x", 1, NULL);
+	struct flexsc_stats st = t_stats(q);
 	CHECK_EQ(st.batches, 1);
 	CHECK_EQ(st.batch_hist[3], 1); /* 8..15 */
 	/* polling harvests them and flushes nothing new */
@@ -100,43 +74,43 @@ static void threshold(enum flexsc_engine eng)
 		if (left)
 			nanosleep(&ms, NULL);
 	}
-	CHECK_EQ(stats(q).batches, 1);
-	CHECK_EQ(pipe_bytes(p[0]), 8);
+	CHECK_EQ(t_stats(q).batches, 1);
+	CHECK_EQ(t_pipe_bytes(p[0]), 8);
 
 	/* below the threshold, a wait flushes: wait_all, flexsc_wait, wait_one */
 	for (unsigned i = 0; i < 3; i++)
-		c[i] = post_write(q, p[1], "y", 1);
-	CHECK_EQ(stats(q).batches, 1);
+		c[i] = t_post_io(q, SYS_write, p[1], "y", 1, NULL);
+	CHECK_EQ(t_stats(q).batches, 1);
 	CHECK_EQ(flexsc_wait_all(q, c, 3, rets, &long_ts), 0);
-	st = stats(q);
+	st = t_stats(q);
 	CHECK_EQ(st.batches, 2);
 	CHECK_EQ(st.batch_hist[1], 1); /* 2..3 */
 	for (unsigned i = 0; i < 3; i++)
 		CHECK_EQ(rets[i], 1);
 
-	c[0] = post_write(q, p[1], "z", 1);
+	c[0] = t_post_io(q, SYS_write, p[1], "z", 1, NULL);
 	CHECK_EQ(flexsc_wait(q, &long_ts), 1);
-	CHECK_EQ(stats(q).batches, 3);
+	CHECK_EQ(t_stats(q).batches, 3);
 	CHECK_EQ(flexsc_poll(q, c[0], &r), 0);
-	c[0] = post_write(q, p[1], "z", 1);
+	c[0] = t_post_io(q, SYS_write, p[1], "z", 1, NULL);
 	CHECK_EQ(flexsc_wait_one(q, c[0], &r, &long_ts), 0);
-	st = stats(q);
+	st = t_stats(q);
 	CHECK_EQ(st.batches, 4);
 	CHECK_EQ(st.batch_hist[0], 2); /* 1 */
-	CHECK_EQ(pipe_bytes(p[0]), 13);
+	CHECK_EQ(t_pipe_bytes(p[0]), 13);
 
 	/* an explicit flush, of nothing and of something */
 	CHECK_EQ(flexsc_flush(q), 0);
-	CHECK_EQ(stats(q).batches, 4);
-	c[0] = post_write(q, p[1], "w", 1);
-	c[1] = post_write(q, p[1], "w", 1);
+	CHECK_EQ(t_stats(q).batches, 4);
+	c[0] = t_post_io(q, SYS_write, p[1], "w", 1, NULL);
+	c[1] = t_post_io(q, SYS_write, p[1], "w", 1, NULL);
 	CHECK_EQ(flexsc_flush(q), 2);
 	CHECK_EQ(flexsc_flush(q), 0);
-	st = stats(q);
+	st = t_stats(q);
 	CHECK_EQ(st.batches, 5);
 	CHECK_EQ(st.batch_hist[1], 2);
 	CHECK_EQ(flexsc_wait_all(q, c, 2, NULL, &long_ts), 0);
-	CHECK_EQ(stats(q).batches, 5); /* nothing left to flush */
+	CHECK_EQ(t_stats(q).batches, 5); /* nothing left to flush */
 	close(p[0]), close(p[1]);
 	t_close(fx, q);
 }
@@ -158,24 +132,24 @@ static void time_bound(enum flexsc_engine eng)
 	t_open(eng, &fx, &q, &cfg);
 
 	/* post one, sleep past the bound, post another: both go in one batch */
-	flexsc_call_t a = post_write(q, dn[1], "a", 1);
+	flexsc_call_t a = t_post_io(q, SYS_write, dn[1], "a", 1, NULL);
 	nanosleep(&(struct timespec){ 0, 5 * 1000000L }, NULL);
-	CHECK_EQ(stats(q).batches, 0); /* no timer thread: nothing happened meanwhile */
-	flexsc_call_t b = post_write(q, dn[1], "b", 1);
-	struct flexsc_stats st = stats(q);
+	CHECK_EQ(t_stats(q).batches, 0); /* no timer thread: nothing happened meanwhile */
+	flexsc_call_t b = t_post_io(q, SYS_write, dn[1], "b", 1, NULL);
+	struct flexsc_stats st = t_stats(q);
 	CHECK_EQ(st.batches, 1);
 	CHECK_EQ(st.batch_hist[1], 1);
 	flexsc_call_t ab[2] = { a, b };
 	CHECK_EQ(flexsc_wait_all(q, ab, 2, NULL, &long_ts), 0);
-	CHECK_EQ(stats(q).batches, 1);
+	CHECK_EQ(t_stats(q).batches, 1);
 
 	/* post one, sleep past the bound, poll it: the poll flushes */
-	a = post_write(q, dn[1], "c", 1);
+	a = t_post_io(q, SYS_write, dn[1], "c", 1, NULL);
 	nanosleep(&(struct timespec){ 0, 5 * 1000000L }, NULL);
-	CHECK_EQ(stats(q).batches, 1);
+	CHECK_EQ(t_stats(q).batches, 1);
 	int err = flexsc_poll(q, a, &r);
 	CHECK(err == 0 || err == -EINPROGRESS);
-	st = stats(q);
+	st = t_stats(q);
 	CHECK_EQ(st.batches, 2);
 	CHECK_EQ(st.batch_hist[0], 1);
 	if (err)
@@ -183,12 +157,12 @@ static void time_bound(enum flexsc_engine eng)
 	CHECK_EQ(r, 1);
 
 	/* post one, sleep past the bound, only reap: the reap flushes (a runtime's scheduler does this) */
-	a = post_write(q, dn[1], "r", 1);
+	a = t_post_io(q, SYS_write, dn[1], "r", 1, NULL);
 	nanosleep(&(struct timespec){ 0, 5 * 1000000L }, NULL);
-	CHECK_EQ(stats(q).batches, 2);
+	CHECK_EQ(t_stats(q).batches, 2);
 	int n = flexsc_reap(q, &comp, 1);
 	CHECK(n == 0 || n == 1);
-	CHECK_EQ(stats(q).batches, 3);
+	CHECK_EQ(t_stats(q).batches, 3);
 	if (n == 0)
 		CHECK_EQ(flexsc_wait_one(q, a, &r, &long_ts), 0);
 	CHECK_EQ(n ? comp.ret : r, 1);
@@ -197,17 +171,17 @@ static void time_bound(enum flexsc_engine eng)
 	/* a bound far away: the same sequence does not flush */
 	cfg.batch_timeout_us = 60u * 1000 * 1000;
 	t_open(eng, &fx, &q, &cfg);
-	a = post_write(q, dn[1], "d", 1);
+	a = t_post_io(q, SYS_write, dn[1], "d", 1, NULL);
 	nanosleep(&(struct timespec){ 0, 5 * 1000000L }, NULL);
-	b = post_write(q, dn[1], "e", 1);
+	b = t_post_io(q, SYS_write, dn[1], "e", 1, NULL);
 	CHECK_EQ(flexsc_poll(q, a, &r), -EINPROGRESS);
 	CHECK_EQ(flexsc_reap(q, &comp, 1), 0);
-	CHECK_EQ(stats(q).batches, 0);
+	CHECK_EQ(t_stats(q).batches, 0);
 	CHECK_EQ(status_of(q, a), FLEXSC_SUBMITTED);
 	CHECK_EQ(status_of(q, b), FLEXSC_SUBMITTED);
 	ab[0] = a, ab[1] = b;
 	CHECK_EQ(flexsc_wait_all(q, ab, 2, NULL, &long_ts), 0);
-	CHECK_EQ(stats(q).batches, 1);
+	CHECK_EQ(t_stats(q).batches, 1);
 	t_close(fx, q);
 	close(dn[0]), close(dn[1]);
 }
@@ -233,7 +207,7 @@ static void histogram(enum flexsc_engine eng)
 	t_open(eng, &fx, &q, &cfg);
 	for (unsigned s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
 		for (unsigned i = 0; i < sizes[s]; i++)
-			post_write(q, null, buf, 1);
+			t_post_io(q, SYS_write, null, buf, 1, NULL);
 		CHECK_EQ(flexsc_flush(q), (int)sizes[s]);
 		want[bucket[s]]++;
 		for (unsigned left = sizes[s]; left;) {
@@ -246,7 +220,7 @@ static void histogram(enum flexsc_engine eng)
 			left -= (unsigned)n;
 		}
 	}
-	struct flexsc_stats st = stats(q);
+	struct flexsc_stats st = t_stats(q);
 	uint64_t total = 0;
 	for (unsigned b = 0; b < FLEXSC_HIST_BUCKETS; b++) {
 		CHECK_EQ(st.batch_hist[b], want[b]);

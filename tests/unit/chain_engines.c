@@ -18,7 +18,6 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -26,9 +25,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "testutil.h"
+#include "helpers.h"
 
-#define P(x) ((uint64_t)(uintptr_t)(x))
 #define FD FLEXSC_CHAIN_FD
 /*
  * The bound on each wait for a chain. Generous because it only turns a hang
@@ -39,18 +37,6 @@
 
 static char dir[64], file[128], missing[128], out[128], fifo[128];
 static const char content[] = "chained bytes: 0123456789";
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	int n = 0;
-
-	CHECK(d);
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
-}
 
 static void uring_ops(struct flexsc_queue *q, uint64_t *u)
 {
@@ -358,7 +344,7 @@ int main(void)
 			t_close(fx, q);
 			SKIP("the %s engine is unavailable here", flexsc_engine_name(e));
 		}
-		int before = count_fds();
+		int before = t_count_fds();
 		for (int round = 0; round < 3; round++) {
 			open_read_close(e, q);
 			open_fails(e, q);
@@ -370,7 +356,7 @@ int main(void)
 			failing_middle(e, q);
 			many_in_flight(e, q);
 		}
-		int after = count_fds();
+		int after = t_count_fds();
 		if (after != before) {
 			fprintf(stderr, "%s: %d descriptors before the chains, %d after\n",
 				flexsc_engine_name(e), before, after);

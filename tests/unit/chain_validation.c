@@ -4,43 +4,34 @@
  * descriptor-making op 0, or without a last op that closes it, or in op 0
  * itself; 0 or more than FLEXSC_CHAIN_MAX ops; an op that must run locally
  * (gettid); nargs > 6; a NULL ops array: all -EINVAL, and a number that is
- * no system call -ENOSYS. A rejected chain takes no entry (stats.posted
- * does not move, the queue's whole capacity is still there), runs nothing
- * and leaks no descriptor; valid chains still run afterwards.
+ * no system call -ENOSYS. Also -EINVAL:
+ *  - FLEXSC_CHAIN_FD past an op's nargs, which the entry would turn into 0:
+ *    a closing op declared {SYS_close, 0, {FLEXSC_CHAIN_FD}} would close
+ *    descriptor 0 and leak op 0's;
+ *  - ops that flexsc_post runs locally by their arguments (a futex
+ *    priority-inheritance operation, close_range with CLOSE_RANGE_UNSHARE),
+ *    which would run on the chain's executor.
+ * A rejected chain takes no entry (stats.posted does not move, the queue's
+ * whole capacity is still there), runs nothing and leaks no descriptor:
+ * descriptor 0 (a pipe dup'ed onto it) is still that pipe. Valid chains,
+ * and close_range without CLOSE_RANGE_UNSHARE, still run afterwards.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <fcntl.h>
+#include <linux/close_range.h>
+#include <linux/futex.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "testutil.h"
+#include "helpers.h"
 
-#define P(x) ((uint64_t)(uintptr_t)(x))
 #define FD FLEXSC_CHAIN_FD
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	int n = 0;
-
-	CHECK(d);
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
-}
-
-static uint64_t posted(struct flexsc_queue *q)
-{
-	struct flexsc_stats st;
-	CHECK_EQ(flexsc_queue_stats(q, &st), 0);
-	return st.posted;
-}
 
 static char path[64];
 static char buf[64];
+static uint32_t word;
 
 struct bad {
 	const char *why;
@@ -48,6 +39,8 @@ struct bad {
 	unsigned n;
 	int err;
 };
+
+#define OPEN { SYS_openat, 4, { (uint64_t)AT_FDCWD, P(path), O_RDONLY, 0 } }
 
 static const struct bad bad[] = {
 	{ "FLEXSC_CHAIN_FD after a getpid op 0",
@@ -80,17 +73,38 @@ static const struct bad bad[] = {
 	    { SYS_getpid, 0, { 0 } } }, FLEXSC_CHAIN_MAX + 1, -EINVAL },
 	{ "a number that is no system call",
 	  { { SYS_getpid, 0, { 0 } }, { 400, 0, { 0 } } }, 2, -ENOSYS },
+	{ "closing op with nargs 0", { OPEN, { SYS_close, 0, { FD } } }, 2, -EINVAL },
+	{ "closing op with nargs 0 after a read",
+	  { OPEN, { SYS_read, 3, { FD, P(buf), 8 } }, { SYS_close, 0, { FD } } }, 3, -EINVAL },
+	{ "FLEXSC_CHAIN_FD past a read's nargs",
+	  { OPEN, { SYS_read, 3, { FD, P(buf), 8, FD } }, { SYS_close, 1, { FD } } }, 3, -EINVAL },
+	{ "FLEXSC_CHAIN_FD only past nargs, no descriptor-making op 0",
+	  { { SYS_getpid, 0, { 0 } }, { SYS_close, 0, { FD } } }, 2, -EINVAL },
+	{ "futex FUTEX_LOCK_PI",
+	  { { SYS_getpid, 0, { 0 } }, { SYS_futex, 6, { P(&word), FUTEX_LOCK_PI_PRIVATE, 0, 0, 0, 0 } } }, 2,
+	  -EINVAL },
+	{ "futex FUTEX_UNLOCK_PI as op 0",
+	  { { SYS_futex, 6, { P(&word), FUTEX_UNLOCK_PI, 0, 0, 0, 0 } }, { SYS_getpid, 0, { 0 } } }, 2, -EINVAL },
+	{ "close_range with CLOSE_RANGE_UNSHARE",
+	  { { SYS_getpid, 0, { 0 } }, { SYS_close_range, 3, { ~0u, ~0u, CLOSE_RANGE_UNSHARE } } }, 2, -EINVAL },
 };
 
 int main(void)
 {
 	unsigned checked = 0;
+	struct stat st0, st;
+	int p[2];
 
 	snprintf(path, sizeof(path), "/tmp/flexsc-chainv-XXXXXX");
 	int tfd = mkstemp(path);
 	CHECK(tfd >= 0);
 	CHECK_EQ(write(tfd, "12345678", 8), 8);
 	close(tfd);
+
+	/* descriptor 0 is a pipe of ours: a stray close(0) would show */
+	CHECK_EQ(pipe(p), 0);
+	CHECK_EQ(dup2(p[0], 0), 0);
+	CHECK_EQ(fstat(0, &st0), 0);
 
 	for (unsigned e = 0; e < T_NENGINES; e++) {
 		struct flexsc *fx;
@@ -100,8 +114,8 @@ int main(void)
 		flexsc_config_init(&cfg);
 		cfg.pages_per_queue = 1; /* 64 entries: a leaked entry would show */
 		t_open(t_engines[e], &fx, &q, &cfg);
-		int fds = count_fds();
-		uint64_t p0 = posted(q);
+		int fds = t_count_fds();
+		uint64_t p0 = t_stats(q).posted;
 
 		for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 			flexsc_call_t calls[FLEXSC_CHAIN_MAX + 1];
@@ -117,7 +131,7 @@ int main(void)
 		}
 		CHECK_EQ(flexsc_post_chain(q, NULL, 2, NULL), -EINVAL);
 		CHECK_EQ(flexsc_post_chain(NULL, bad[0].ops, 3, NULL), -EINVAL);
-		CHECK_EQ(posted(q), p0);
+		CHECK_EQ(t_stats(q).posted, p0);
 		CHECK_EQ(flexsc_wait(q, NULL), -ECHILD); /* nothing in flight */
 
 		/* the queue's 64 entries are all free: 8 chains of 8 ops fill it exactly */
@@ -140,9 +154,25 @@ int main(void)
 			}
 			CHECK_EQ(r[FLEXSC_CHAIN_MAX - 1], 0);
 		}
-		CHECK_EQ(count_fds(), fds);
+
+		/* close_range without CLOSE_RANGE_UNSHARE is an ordinary call */
+		struct flexsc_op cr[2] = { { SYS_getpid, 0, { 0 } },
+					   { SYS_close_range, 3, { 100000, 100001, 0 } } };
+		int64_t rc[2];
+		CHECK_EQ(flexsc_post_chain(q, cr, 2, calls[0]), 0);
+		CHECK_EQ(flexsc_wait_all(q, calls[0], 2, rc, NULL), 0);
+		CHECK_EQ(rc[0], getpid());
+		CHECK_EQ(rc[1], 0);
+
+		CHECK_EQ(t_count_fds(), fds);
+		CHECK_EQ(fstat(0, &st), 0);
+		CHECK(st.st_dev == st0.st_dev && st.st_ino == st0.st_ino);
 		t_close(fx, q);
 	}
+	/* descriptor 0 is still the read end of the pipe */
+	CHECK_EQ(write(p[1], "x", 1), 1);
+	CHECK_EQ(read(0, buf, 1), 1);
+	CHECK_EQ(buf[0], 'x');
 	unlink(path);
 	printf("chain_validation: %u rejected chains (%zu rules x %zu engines) took no entry and ran nothing; "
 	       "a full queue of valid chains still ran; no descriptor leaked\n",

@@ -22,9 +22,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "testutil.h"
+#include "helpers.h"
 
-#define P(x) ((uint64_t)(uintptr_t)(x))
 #define SQPOLL_IDLE_MS 10
 
 struct cvar {
@@ -93,13 +92,6 @@ static inline int64_t c_openat(struct flexsc_queue *q, const char *path)
 	return r;
 }
 
-static inline uint64_t c_uring_count(struct flexsc_queue *q)
-{
-	struct flexsc_stats st;
-	CHECK_EQ(flexsc_queue_stats(q, &st), 0);
-	return st.by_engine[FLEXSC_ENGINE_URING];
-}
-
 /* The child: exits 0 on success, 1 on a failed check. */
 static inline void c_child(const struct cvar *v, void (*change)(void), long want_euid)
 {
@@ -120,18 +112,18 @@ static inline void c_child(const struct cvar *v, void (*change)(void), long want
 	CHECK_EQ(flexsc_engine_in_use(fx), v->eng);
 
 	/* as root: the protected file opens */
-	uint64_t u0 = c_uring_count(q);
+	uint64_t u0 = t_by_engine(q, FLEXSC_ENGINE_URING);
 	CHECK(c_open(q, c_secret) >= 0);
 	CHECK(c_openat(q, c_secret) >= 0);
 	CHECK_EQ(flexsc_syscall(q, SYS_geteuid, 0, NULL), 0);
 	if (ring)
-		CHECK_EQ(c_uring_count(q) - u0, 2);
+		CHECK_EQ(t_by_engine(q, FLEXSC_ENGINE_URING) - u0, 2);
 
 	change();
 	if (v->sqpoll)
 		usleep(5 * SQPOLL_IDLE_MS * 1000); /* the SQPOLL thread goes to sleep */
 
-	uint64_t u1 = c_uring_count(q);
+	uint64_t u1 = t_by_engine(q, FLEXSC_ENGINE_URING);
 	int64_t r1 = c_open(q, c_secret), r2 = c_openat(q, c_secret);
 	if (r1 != -EACCES || r2 != -EACCES) {
 		fprintf(stderr, "%s: after the change, posted open returned %lld and openat %lld, "
@@ -140,9 +132,9 @@ static inline void c_child(const struct cvar *v, void (*change)(void), long want
 	}
 	CHECK_EQ(flexsc_syscall(q, SYS_geteuid, 0, NULL), want_euid);
 	CHECK(c_open(q, c_public) >= 0);
-	if (ring && c_uring_count(q) - u1 != 3) {
+	if (ring && t_by_engine(q, FLEXSC_ENGINE_URING) - u1 != 3) {
 		fprintf(stderr, "%s: the opens after the change did not go through io_uring (%llu of 3)\n",
-			v->name, (unsigned long long)(c_uring_count(q) - u1));
+			v->name, (unsigned long long)(t_by_engine(q, FLEXSC_ENGINE_URING) - u1));
 		exit(1);
 	}
 	if (v->sqpoll) {

@@ -48,7 +48,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "testutil.h"
+#include "helpers.h"
 
 #define T_CALL_SLOW_MS 1500     /* then a note, and the wait goes on */
 #define T_CALL_TIMEOUT_MS 30000 /* in all: only then a hang */
@@ -80,7 +80,6 @@ static inline int64_t t_raw(long nr, const uint64_t a[6])
 	return ret;
 }
 
-#define P(x) ((uint64_t)(uintptr_t)(x))
 
 /* One run's fixture: everything a case's arguments may point into. */
 struct fix {

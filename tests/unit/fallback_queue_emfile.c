@@ -15,16 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "testutil.h"
+#include "helpers.h"
 
-#define P(x) ((uint64_t)(uintptr_t)(x))
-
-static uint64_t by(struct flexsc_queue *q, enum flexsc_engine e)
-{
-	struct flexsc_stats st;
-	CHECK_EQ(flexsc_queue_stats(q, &st), 0);
-	return st.by_engine[e];
-}
 
 static void child(enum flexsc_engine eng)
 {
@@ -65,15 +57,15 @@ static void child(enum flexsc_engine eng)
 		CHECK_EQ(flexsc_syscall(q, SYS_read, 3, rd), 5);
 		CHECK(!memcmp(buf, "hello", 5));
 	}
-	CHECK_EQ(by(q, FLEXSC_ENGINE_URING), 0);
-	CHECK_EQ(by(q, fb), 20);
+	CHECK_EQ(t_by_engine(q, FLEXSC_ENGINE_URING), 0);
+	CHECK_EQ(t_by_engine(q, fb), 20);
 	CHECK_EQ(flexsc_queue_destroy(q), 0);
 
 	/* descriptors again: the next queue has its ring */
 	CHECK_EQ(flexsc_queue_create(fx, &q), 0);
 	CHECK_EQ(flexsc_syscall(q, SYS_write, 3, wr), 5);
 	CHECK_EQ(flexsc_syscall(q, SYS_read, 3, rd), 5);
-	CHECK_EQ(by(q, FLEXSC_ENGINE_URING), 2);
+	CHECK_EQ(t_by_engine(q, FLEXSC_ENGINE_URING), 2);
 	CHECK_EQ(flexsc_queue_destroy(q), 0);
 	CHECK_EQ(flexsc_exit(fx), 0);
 

@@ -27,7 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "testutil.h"
+#include "helpers.h"
 
 static atomic_int done;
 static int wd_fd;

@@ -20,7 +20,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "testutil.h"
+#include "helpers.h"
 #include "sched/order.c"
 
 #define BIG 4096

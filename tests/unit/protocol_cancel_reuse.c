@@ -12,57 +12,13 @@
  * is the barrier that says the thread has looked at the first queue's ring.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
-#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "testutil.h"
+#include "helpers.h"
 
 static const struct timespec long_ts = { 30, 0 };
-
-static flexsc_call_t post3(struct flexsc_queue *q, long nr, long a0, const void *a1, size_t a2)
-{
-	uint64_t args[3] = { (uint64_t)a0, (uint64_t)(uintptr_t)a1, a2 };
-	flexsc_call_t c = 0;
-
-	CHECK_EQ(flexsc_post(q, nr, 3, args, NULL, &c), 0);
-	return c;
-}
-
-static int pipe_bytes(int fd)
-{
-	int n = -1;
-
-	CHECK_EQ(ioctl(fd, FIONREAD, &n), 0);
-	return n;
-}
-
-/* Whether some thread is blocked in read(fd, ...): /proc/self/task/TID/syscall. */
-static bool thread_in_read(int fd)
-{
-	char want[32], line[256], path[300];
-	bool found = false;
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *de;
-
-	CHECK(d != NULL);
-	snprintf(want, sizeof(want), "0 0x%x ", fd);
-	while (!found && (de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/syscall", de->d_name);
-		FILE *f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(line, sizeof(line), f) && !strncmp(line, want, strlen(want)))
-			found = true;
-		fclose(f);
-	}
-	closedir(d);
-	return found;
-}
 
 static void round_trip(unsigned round)
 {
@@ -72,7 +28,6 @@ static void round_trip(unsigned round)
 	int blk[2], out[2];
 	int64_t r;
 	char buf[8];
-	const struct timespec ms = { 0, 1000000L };
 
 	flexsc_config_init(&cfg);
 	cfg.threads_per_cpu = 1;
@@ -85,22 +40,19 @@ static void round_trip(unsigned round)
 	CHECK_EQ(pipe(out), 0);
 
 	/* the only thread blocks in a read */
-	flexsc_call_t rd = post3(q, SYS_read, blk[0], buf, sizeof(buf));
+	flexsc_call_t rd = t_post_io(q, SYS_read, blk[0], buf, sizeof(buf), NULL);
 	CHECK_EQ(flexsc_flush(q), 1);
-	for (unsigned i = 0; !thread_in_read(blk[0]); i++) {
-		CHECK(i < 30000);
-		nanosleep(&ms, NULL);
-	}
+	t_wait_thread_in_read(blk[0]);
 
 	/* A is queued behind it and cancelled: its index stays in the ring */
-	flexsc_call_t a = post3(q, SYS_write, out[1], "A", 1);
+	flexsc_call_t a = t_post_io(q, SYS_write, out[1], "A", 1, NULL);
 	CHECK_EQ(flexsc_flush(q), 1);
 	CHECK_EQ(flexsc_cancel(q, a), 0);
 	CHECK_EQ(flexsc_poll(q, a, &r), 0);
 	CHECK_EQ(r, -ECANCELED);
 
 	/* B reuses A's entry and is only posted */
-	flexsc_call_t b = post3(q, SYS_write, out[1], "B", 1);
+	flexsc_call_t b = t_post_io(q, SYS_write, out[1], "B", 1, NULL);
 	CHECK_EQ((uint32_t)b, (uint32_t)a);
 	CHECK(b != a);
 	CHECK_EQ(flexsc_poll(q, b, &r), -EINPROGRESS);
@@ -110,10 +62,10 @@ static void round_trip(unsigned round)
 	 * before it can serve q2 (no wait on q here: a wait would flush B).
 	 */
 	CHECK_EQ(write(blk[1], "go", 2), 2);
-	flexsc_call_t barrier = post3(q2, SYS_write, out[1], "", 0);
+	flexsc_call_t barrier = t_post_io(q2, SYS_write, out[1], "", 0, NULL);
 	CHECK_EQ(flexsc_wait_one(q2, barrier, &r, &long_ts), 0);
 	CHECK_EQ(r, 0);
-	if (pipe_bytes(out[0]) != 0) {
+	if (t_pipe_bytes(out[0]) != 0) {
 		int n = (int)read(out[0], buf, sizeof(buf));
 		fprintf(stderr, "round %u: a call that was posted but never flushed ran: "
 				"the pipe holds \"%.*s\" (a stale index of the cancelled call)\n",
@@ -123,7 +75,7 @@ static void round_trip(unsigned round)
 	/* the read is done; B is still pending (a poll does not flush it) */
 	for (unsigned i = 0; flexsc_poll(q, rd, &r) == -EINPROGRESS; i++) {
 		CHECK(i < 30000);
-		nanosleep(&ms, NULL);
+		t_sleep_ms(1);
 	}
 	CHECK_EQ(r, 2);
 	CHECK_EQ(flexsc_poll(q, b, &r), -EINPROGRESS);
@@ -132,9 +84,9 @@ static void round_trip(unsigned round)
 	CHECK_EQ(flexsc_flush(q), 1);
 	CHECK_EQ(flexsc_wait_one(q, b, &r, &long_ts), 0);
 	CHECK_EQ(r, 1);
-	barrier = post3(q2, SYS_write, out[1], "", 0);
+	barrier = t_post_io(q2, SYS_write, out[1], "", 0, NULL);
 	CHECK_EQ(flexsc_wait_one(q2, barrier, &r, &long_ts), 0);
-	CHECK_EQ(pipe_bytes(out[0]), 1);
+	CHECK_EQ(t_pipe_bytes(out[0]), 1);
 	CHECK_EQ(read(out[0], buf, sizeof(buf)), 1);
 	CHECK_EQ(buf[0], 'B');
 	CHECK_EQ(flexsc_wait(q, &long_ts), -ECHILD);

@@ -20,7 +20,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "testutil.h"
+#include "helpers.h"
 
 #if defined(__has_feature)
 #if __has_feature(thread_sanitizer)

@@ -19,17 +19,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "testutil.h"
+#include "helpers.h"
 
-#define P(x) ((uint64_t)(uintptr_t)(x))
-
-static struct flexsc_stats stats(struct flexsc_queue *q)
-{
-	struct flexsc_stats st;
-
-	CHECK_EQ(flexsc_queue_stats(q, &st), 0);
-	return st;
-}
 
 static int64_t stat_of(struct flexsc_queue *q, const char *path, struct stat *st)
 {
@@ -52,21 +43,21 @@ int main(void)
 	unsetenv("FLEXSC_QUICK_SLOW_NS");
 	t_open(FLEXSC_ENGINE_AUTO, &fx, &q, NULL);
 	CHECK_EQ(flexsc_sysinfo(fx, SYS_newfstatat, &info), 0);
-	struct flexsc_stats b = stats(q);
+	struct flexsc_stats b = t_stats(q);
 	CHECK_EQ(stat_of(q, path, &got), 0);
 	CHECK_EQ(got.st_ino, want.st_ino);
-	struct flexsc_stats a = stats(q);
+	struct flexsc_stats a = t_stats(q);
 	CHECK_EQ(a.by_engine[FLEXSC_ENGINE_AUTO] - b.by_engine[FLEXSC_ENGINE_AUTO], 1);
 	t_close(fx, q);
 
 	setenv("FLEXSC_QUICK_SLOW_NS", "60000000000", 1);
 	t_open(FLEXSC_ENGINE_AUTO, &fx, &q, NULL);
-	b = stats(q);
+	b = t_stats(q);
 	for (int i = 0; i < 100; i++) {
 		CHECK_EQ(stat_of(q, path, &got), 0);
 		CHECK_EQ(got.st_ino, want.st_ino);
 	}
-	a = stats(q);
+	a = t_stats(q);
 	CHECK_EQ(a.by_engine[FLEXSC_ENGINE_AUTO] - b.by_engine[FLEXSC_ENGINE_AUTO], 100);
 	CHECK_EQ(stat_of(q, "/nonexistent/flexsc", &got), -ENOENT);
 	t_close(fx, q);
@@ -74,14 +65,14 @@ int main(void)
 	/* 2 */
 	setenv("FLEXSC_QUICK_SLOW_NS", "0", 1);
 	t_open(FLEXSC_ENGINE_AUTO, &fx, &q, NULL);
-	b = stats(q);
+	b = t_stats(q);
 	CHECK_EQ(stat_of(q, path, &got), 0);
-	a = stats(q);
+	a = t_stats(q);
 	CHECK_EQ(a.by_engine[FLEXSC_ENGINE_AUTO] - b.by_engine[FLEXSC_ENGINE_AUTO], 1);
 	b = a;
 	CHECK_EQ(stat_of(q, path, &got), 0);
 	CHECK_EQ(got.st_ino, want.st_ino);
-	a = stats(q);
+	a = t_stats(q);
 	CHECK_EQ(a.by_engine[FLEXSC_ENGINE_AUTO] - b.by_engine[FLEXSC_ENGINE_AUTO], 0);
 	if (info.uring_supported)
 		CHECK_EQ(a.by_engine[FLEXSC_ENGINE_URING] - b.by_engine[FLEXSC_ENGINE_URING], 1);
@@ -91,7 +82,7 @@ int main(void)
 	uint64_t fa[2] = { (uint64_t)fd, P(&got) };
 	CHECK_EQ(flexsc_syscall(q, SYS_fstat, 2, fa), 0);
 	CHECK_EQ(got.st_ino, want.st_ino);
-	a = stats(q);
+	a = t_stats(q);
 	CHECK_EQ(a.by_engine[FLEXSC_ENGINE_THREADS] - b.by_engine[FLEXSC_ENGINE_THREADS], 1);
 	close(fd);
 	t_close(fx, q);
@@ -99,9 +90,9 @@ int main(void)
 
 	/* 3 */
 	t_open(FLEXSC_ENGINE_URING, &fx, &q, NULL);
-	b = stats(q);
+	b = t_stats(q);
 	CHECK_EQ(stat_of(q, path, &got), 0);
-	a = stats(q);
+	a = t_stats(q);
 	CHECK_EQ(a.by_engine[FLEXSC_ENGINE_AUTO] - b.by_engine[FLEXSC_ENGINE_AUTO], 0);
 	t_close(fx, q);
 

@@ -46,7 +46,7 @@ static void child(const struct svar *v)
 		_exit(1);
 	}
 	s_check_filtered(v->name, q, fd);
-	CHECK_EQ(s_uring(q), 0);
+	CHECK_EQ(t_by_engine(q, FLEXSC_ENGINE_URING), 0);
 	CHECK_EQ(flexsc_queue_destroy(q), 0);
 	CHECK_EQ(flexsc_exit(fx), 0);
 

@@ -23,9 +23,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "testutil.h"
+#include "helpers.h"
 
-#define P(x) ((uint64_t)(uintptr_t)(x))
 
 struct svar {
 	const char *name;
@@ -123,20 +122,13 @@ static inline void s_config(const struct svar *v, struct flexsc_config *cfg)
 	}
 }
 
-static inline uint64_t s_uring(struct flexsc_queue *q)
-{
-	struct flexsc_stats st;
-	CHECK_EQ(flexsc_queue_stats(q, &st), 0);
-	return st.by_engine[FLEXSC_ENGINE_URING];
-}
-
 /*
  * With the filter in place: a posted openat fails with -EPERM, nothing goes
  * through io_uring, and calls on a descriptor opened before still work.
  */
 static inline void s_check_filtered(const char *name, struct flexsc_queue *q, int fd)
 {
-	uint64_t u = s_uring(q);
+	uint64_t u = t_by_engine(q, FLEXSC_ENGINE_URING);
 	uint64_t oa[4] = { (uint64_t)AT_FDCWD, P(s_file), O_RDONLY, 0 };
 	char buf[64] = { 0 };
 	uint64_t rd[4] = { (uint64_t)fd, P(buf), sizeof(buf), 0 };
@@ -161,9 +153,9 @@ static inline void s_check_filtered(const char *name, struct flexsc_queue *q, in
 	CHECK_EQ(flexsc_syscall(q, SYS_read, 3, rd), (long)strlen(s_content));
 	CHECK(!memcmp(buf, s_content, strlen(s_content)));
 	CHECK_EQ(flexsc_syscall(q, SYS_getpid, 0, NULL), getpid());
-	if (s_uring(q) != u) {
+	if (t_by_engine(q, FLEXSC_ENGINE_URING) != u) {
 		fprintf(stderr, "%s: io_uring executed %llu calls after the filter was installed\n",
-			name, (unsigned long long)(s_uring(q) - u));
+			name, (unsigned long long)(t_by_engine(q, FLEXSC_ENGINE_URING) - u));
 		_exit(1);
 	}
 }
@@ -225,7 +217,7 @@ static inline void s_filter_after_register(const struct svar *v, int how)
 	CHECK(r >= 0);
 	close((int)r);
 	if (ring)
-		CHECK_EQ(s_uring(q), 1); /* io_uring was in use before the filter */
+		CHECK_EQ(t_by_engine(q, FLEXSC_ENGINE_URING), 1); /* io_uring was in use before the filter */
 
 	s_install(how, SYS_openat, EPERM);
 	s_check_filtered(v->name, q, fd);

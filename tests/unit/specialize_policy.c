@@ -14,7 +14,7 @@
 #define _GNU_SOURCE /* testutil.h needs POSIX clocks */
 #include <stdio.h>
 
-#include "testutil.h"
+#include "helpers.h"
 #include "threads/specialize.c"
 
 #define WIN 100000000ull /* 100 ms */

@@ -18,9 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "testutil.h"
+#include "helpers.h"
 
-#define P(x) ((uint64_t)(uintptr_t)(x))
 #define IDLE_MS 10
 /*
  * The bound on each wait for a call or a thread. Generous because it only
@@ -52,13 +51,6 @@ static int sqpoll_threads(void)
 	}
 	closedir(d);
 	return n;
-}
-
-static uint64_t uring_count(struct flexsc_queue *q)
-{
-	struct flexsc_stats st;
-	CHECK_EQ(flexsc_queue_stats(q, &st), 0);
-	return st.by_engine[FLEXSC_ENGINE_URING];
 }
 
 static void one_pread(struct flexsc_queue *q, int fd, unsigned off)
@@ -146,7 +138,7 @@ static void run(enum flexsc_engine eng)
 	batch(q, fd, 500);
 	usleep(3 * IDLE_MS * 1000);
 	batch(q, fd, 500);
-	CHECK_EQ(uring_count(q), 10 + 8 * 64 + 2 * 500);
+	CHECK_EQ(t_by_engine(q, FLEXSC_ENGINE_URING), 10 + 8 * 64 + 2 * 500);
 
 	/* posted, done, never collected: destroy drops them */
 	static char sink[5][4];

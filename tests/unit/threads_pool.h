@@ -9,9 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "testutil.h"
+#include "helpers.h"
 
-#define P(x) ((uint64_t)(uintptr_t)(x))
 
 /* Threads of this process named flexsc-sys. */
 static inline int sys_threads(void)
@@ -59,12 +58,6 @@ static inline int pipe_sleepers(void)
 	}
 	closedir(d);
 	return n;
-}
-
-static inline void ms_sleep(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
 }
 
 #endif

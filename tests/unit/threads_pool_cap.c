@@ -40,7 +40,7 @@ int main(void)
 	}
 	CHECK_EQ(flexsc_flush(q), 3);
 	for (int k = 0; k < 10000 && pipe_sleepers() < 2; k++)
-		ms_sleep(1);
+		t_sleep_ms(1);
 	CHECK_EQ(pipe_sleepers(), 2);
 
 	/* the third read's data is there, but no thread is free to read it */

@@ -47,13 +47,13 @@ static int collect(struct flexsc_queue *q, flexsc_call_t c, int64_t *r, int styl
 				*r = done[0].ret;
 				return 0;
 			}
-			ms_sleep(1);
+			t_sleep_ms(1);
 			continue;
 		}
 		int err = style == POLL ? flexsc_poll(q, c, r) : flexsc_wait_one(q, c, r, &zero);
 		if (err != -EINPROGRESS && err != -ETIME)
 			return err;
-		ms_sleep(1);
+		t_sleep_ms(1);
 	} while (t_now_ms() < end);
 	return -ETIME;
 }
@@ -75,7 +75,7 @@ static int run(unsigned seed, int how, int style)
 	t_open(FLEXSC_ENGINE_THREADS, &fx, &q, &cfg);
 	/* a thread names itself once it runs: up to 10 s on a machine busy with other work */
 	for (int k = 0; k < 10000 && sys_threads() < 1; k++)
-		ms_sleep(1);
+		t_sleep_ms(1);
 	CHECK_EQ(sys_threads(), 1);
 	for (int i = 0; i < N; i++) {
 		CHECK_EQ(pipe(p[i]), 0);
@@ -87,18 +87,18 @@ static int run(unsigned seed, int how, int style)
 		if (how == 1 && i == 0) {
 			/* the first read holds the only thread before the next is posted */
 			for (int k = 0; k < 10000 && pipe_sleepers() < 1; k++)
-				ms_sleep(1);
+				t_sleep_ms(1);
 			CHECK_EQ(pipe_sleepers(), 1);
 		}
 		if (how == 1)
-			ms_sleep(2);
+			t_sleep_ms(2);
 	}
 	int peak = 0;
 	if (how == 0) {
 		CHECK_EQ(flexsc_flush(q), N);
 		/* one batch: the pool grows until every read is blocked in the kernel */
 		for (uint64_t end = t_now_ms() + BOUND_S * 1000u; pipe_sleepers() < N && t_now_ms() < end;)
-			ms_sleep(1);
+			t_sleep_ms(1);
 		peak = pipe_sleepers();
 		if (peak != N) {
 			fprintf(stderr, "threads_pool_grow: one batch of %d reads: only %d blocked in the "
@@ -147,7 +147,7 @@ static int run(unsigned seed, int how, int style)
 	t_close(fx, q);
 	/* joined threads may stay listed in /proc/self/task while the kernel reaps them */
 	for (uint64_t end = t_now_ms() + BOUND_S * 1000u; sys_threads() != 0 && t_now_ms() < end;)
-		ms_sleep(1);
+		t_sleep_ms(1);
 	CHECK_EQ(sys_threads(), 0);
 	return threads;
 }

@@ -18,33 +18,24 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "testutil.h"
+#include "helpers.h"
 
-#define P(x) ((uint64_t)(uintptr_t)(x))
 
 static struct flexsc *fx;
 static struct flexsc_queue *q;
 static int compared;
 
-static uint64_t uring_count(void)
-{
-	struct flexsc_stats st;
-
-	CHECK_EQ(flexsc_queue_stats(q, &st), 0);
-	return st.by_engine[FLEXSC_ENGINE_URING];
-}
-
 static void same(int dirfd, const char *path, int flags)
 {
 	struct stat want, got;
 	uint64_t a[4] = { (uint64_t)dirfd, P(path), P(&got), (uint64_t)flags };
-	uint64_t before = uring_count();
+	uint64_t before = t_by_engine(q, FLEXSC_ENGINE_URING);
 
 	memset(&want, 0xaa, sizeof(want));
 	memset(&got, 0x55, sizeof(got));
 	long w = syscall(SYS_newfstatat, dirfd, path, &want, flags);
 	int64_t r = flexsc_syscall(q, SYS_newfstatat, 4, a);
-	CHECK_EQ(uring_count(), before + 1);
+	CHECK_EQ(t_by_engine(q, FLEXSC_ENGINE_URING), before + 1);
 	CHECK_EQ(r, w == 0 ? 0 : -errno);
 	if (r == 0 && memcmp(&want, &got, sizeof(want))) {
 		fprintf(stderr, "newfstatat(%s, %#x) differs: dev %lx/%lx ino %lu/%lu rdev %lx/%lx\n",

@@ -14,7 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "testutil.h"
+#include "helpers.h"
 
 #define DELAY_MS 400
 

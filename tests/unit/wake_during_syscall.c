@@ -18,21 +18,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "testutil.h"
+#include "helpers.h"
 
 struct waker {
 	struct flexsc_queue *q;
 	int wfd;
 	_Atomic pid_t owner; /* the owner's thread id, set just before it enters flexsc_syscall */
 };
-
-static void nap_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
-
-	while (nanosleep(&ts, &ts))
-		;
-}
 
 /* A thread's state letter ('S': asleep) and its voluntary context switches, from /proc. */
 static void task_state(pid_t tid, char *state, long *vcs)
@@ -68,7 +60,7 @@ static long owner_asleep(pid_t tid, long after)
 		task_state(tid, &state, &vcs);
 		if (state == 'S' && vcs > after)
 			return vcs;
-		nap_ms(1);
+		t_sleep_ms(1);
 	}
 	return -1;
 }
@@ -79,7 +71,7 @@ static void *waker_main(void *arg)
 	pid_t tid;
 
 	while (!(tid = atomic_load(&w->owner)))
-		nap_ms(1);
+		t_sleep_ms(1);
 	long vcs = owner_asleep(tid, -1); /* the read is in flight and its owner asleep */
 	CHECK(vcs >= 0);
 	CHECK_EQ(flexsc_queue_wake(w->q), 0);

@@ -15,20 +15,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "testutil.h"
+#include "helpers.h"
 
-#define P(x) ((uint64_t)(uintptr_t)(x))
 #define FD FLEXSC_CHAIN_FD
 
 static char path[64];
-
-static uint64_t by(struct flexsc_queue *q, enum flexsc_engine eng)
-{
-	struct flexsc_stats st;
-
-	CHECK_EQ(flexsc_queue_stats(q, &st), 0);
-	return st.by_engine[eng];
-}
 
 /* openat, read, close: op 0 reports 0 and the read gets the file. */
 static void run_fd_chain(struct flexsc_queue *q)
@@ -93,13 +84,13 @@ static void low_limit(enum flexsc_engine engine, enum flexsc_engine fallback)
 		CHECK_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
 		t_open(engine, &fx, &q, NULL);
 		CHECK_EQ(flexsc_engine_in_use(fx), engine);
-		uint64_t u = by(q, FLEXSC_ENGINE_URING), f = by(q, fallback);
+		uint64_t u = t_by_engine(q, FLEXSC_ENGINE_URING), f = t_by_engine(q, fallback);
 		run_fd_chain(q);
-		CHECK_EQ(by(q, FLEXSC_ENGINE_URING), u);
-		CHECK_EQ(by(q, fallback), f + 3);
+		CHECK_EQ(t_by_engine(q, FLEXSC_ENGINE_URING), u);
+		CHECK_EQ(t_by_engine(q, fallback), f + 3);
 		/* chains that pass no descriptor still go through the ring */
 		run_plain_chain(q);
-		CHECK_EQ(by(q, FLEXSC_ENGINE_URING), u + 2);
+		CHECK_EQ(t_by_engine(q, FLEXSC_ENGINE_URING), u + 2);
 		t_close(fx, q);
 		exit(0);
 	}
@@ -111,7 +102,7 @@ int main(void)
 {
 	static const enum flexsc_engine engines[] = { FLEXSC_ENGINE_URING, FLEXSC_ENGINE_AUTO };
 
-	snprintf(path, sizeof(path), "/tmp/flexsc-fixdirect-XXXXXX");
+	snprintf(path, sizeof(path), "/tmp/flexsc-chaindirect-XXXXXX");
 	int tfd = mkstemp(path);
 	CHECK(tfd >= 0);
 	CHECK_EQ(write(tfd, "12345678", 8), 8);
@@ -131,9 +122,9 @@ int main(void)
 									    : FLEXSC_ENGINE_SYNC;
 
 		/* the usual limit: the table is there and the chain uses io_uring */
-		uint64_t u = by(q, FLEXSC_ENGINE_URING);
+		uint64_t u = t_by_engine(q, FLEXSC_ENGINE_URING);
 		run_fd_chain(q);
-		CHECK_EQ(by(q, FLEXSC_ENGINE_URING), u + 3);
+		CHECK_EQ(t_by_engine(q, FLEXSC_ENGINE_URING), u + 3);
 		t_close(fx, q);
 
 		/* a hard limit below the entries: the ring has no table */
