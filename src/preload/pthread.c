@@ -389,10 +389,21 @@ FX_PUBLIC void __pthread_unregister_cancel(__pthread_unwind_buf_t *buf)
 	cleanup_top = ((struct unwind_buf *)buf)->priv.data.prev;
 }
 
+/*
+ * glibc's runner of C++ thread_local destructors, looked up once at start:
+ * looked up at each exit, dlvsym took the dynamic loader's lock there, on
+ * which a thread cancelled asynchronously hung (cancel_async, --engine
+ * sync, once in a full test run).
+ */
+static void (*call_tls_dtors)(void);
+
+__attribute__((constructor)) static void find_tls_dtors(void)
+{
+	call_tls_dtors = (void (*)(void))dlvsym(RTLD_DEFAULT, "__call_tls_dtors", "GLIBC_PRIVATE");
+}
+
 static void __attribute__((noreturn)) finish_exit(void)
 {
-	void (*call_tls_dtors)(void) = dlvsym(RTLD_DEFAULT, "__call_tls_dtors", "GLIBC_PRIVATE");
-
 	run_key_destructors();
 	if (call_tls_dtors)
 		call_tls_dtors(); /* C++ thread_local destructors of this thread */
