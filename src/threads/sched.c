@@ -71,7 +71,14 @@ unsigned fx_ncores;
 /* The carrier that has the core of each slot now (a spare, after a hand-over). */
 static _Atomic(struct fx_carrier *) slot_owner[FLEXSC_MAX_CPUS];
 static _Atomic uint64_t handoffs;
-/* 1 while the monitor sleeps until a carrier wakes (every carrier was asleep): a futex */
+/*
+ * While every carrier sleeps, the monitor waits on this word (a futex).
+ * MON_SHORT: it waits out one period; a carrier that wakes meanwhile
+ * clears the word, which the monitor looks at when the period ends, and
+ * makes no system call. MON_LONG: nobody woke for a whole period, and it
+ * waits until a carrier does: that carrier clears the word and wakes it.
+ */
+enum { MON_RUNS = 0, MON_SHORT = 1, MON_LONG = 2 };
 static _Atomic uint32_t monitor_waiting;
 struct flexsc *fx_rt_instance;
 struct fx_uthread *fx_main_uthread;
@@ -611,7 +618,7 @@ static void idle_sleep(struct fx_carrier *c)
 	}
 	atomic_store(&c->sleeping, FX_C_AWAKE);
 	/* seq_cst store, then this load; the monitor stores, then looks at sleeping */
-	if (fx_unlikely(atomic_load(&monitor_waiting)) && atomic_exchange(&monitor_waiting, 0))
+	if (fx_unlikely(atomic_load(&monitor_waiting)) && atomic_exchange(&monitor_waiting, MON_RUNS) == MON_LONG)
 		fx_futex_wake(&monitor_waiting, 1);
 	if (fx_rt_specialize)
 		c->idle_ns += fx_now_ns() - t0;
@@ -1200,11 +1207,14 @@ int fx_rt_bind(void)
  * growing gaps (1 ms to 100 ms) while it stays blocked with calls out.
  *
  * Cost when nothing blocks: a wake of the monitor every 10 ms, reading a
- * few counters, while some carrier is awake; none while every carrier
- * sleeps idle (the monitor then waits until one wakes: a load of
- * monitor_waiting where a carrier leaves its idle sleep); no work at all on
- * a carrier's switch. The period drops to 100 us after every hand-over and
- * doubles back after each look that finds nothing to do, as Go's sysmon.
+ * few counters, while some carrier is awake or woke during the period;
+ * none while every carrier sleeps idle (the monitor then waits until one
+ * wakes: a load of monitor_waiting where a carrier leaves its idle sleep,
+ * and a store when the monitor waits, a futex wake only after a whole
+ * period without a wake); one system call more for a carrier that
+ * computes with work queued (computing); no work at all on a carrier's
+ * switch. The period drops to 100 us after every hand-over and doubles
+ * back after each look that finds nothing to do, as Go's sysmon.
  */
 #define FX_MON_MIN_NS 100000ull
 #define FX_MON_MAX_NS 10000000ull
@@ -1381,6 +1391,50 @@ static bool monitor_tick(void)
 	return acted;
 }
 
+/* Sleeps until CLOCK_MONOTONIC reads `until` (ns). */
+static void sleep_until(uint64_t until)
+{
+	struct timespec ts = { (time_t)(until / 1000000000u), (long)(until % 1000000000u) };
+
+	fx_raw_syscall6(SYS_clock_nanosleep, CLOCK_MONOTONIC, TIMER_ABSTIME, (long)&ts, 0, 0, 0);
+}
+
+/*
+ * The wait before the next look, one period long. While every carrier
+ * sleeps it is a wait on monitor_waiting (MON_SHORT), so a carrier that
+ * wakes meanwhile costs nothing but a store; when none did, the monitor
+ * waits on until one wakes (MON_LONG), then one more period, as the look
+ * after a carrier woke must come a period after that, not before: a beat
+ * unchanged over a shorter gap is not stale.
+ */
+static void monitor_wait(uint64_t period)
+{
+	uint64_t until = fx_now_ns() + period;
+
+	if (!all_asleep()) {
+		sleep_until(until);
+		return;
+	}
+	/* seq_cst store, then the second look; a waking carrier stores, then loads */
+	atomic_store(&monitor_waiting, MON_SHORT);
+	if (all_asleep()) {
+		struct timespec rel = { (time_t)(period / 1000000000u), (long)(period % 1000000000u) };
+		fx_futex_wait(&monitor_waiting, MON_SHORT, &rel);
+		uint32_t expect = MON_SHORT;
+		/* the same pairing for the long wait: the exchange, then the second look */
+		if (atomic_compare_exchange_strong(&monitor_waiting, &expect, MON_LONG) && all_asleep()) {
+			struct timespec second = { 1, 0 }; /* a bound, should a wake be missed */
+			fx_futex_wait(&monitor_waiting, MON_LONG, &second);
+			/* woken: a period from now; the bound's end (still MON_LONG): a look now */
+			until = atomic_load(&monitor_waiting) == MON_LONG ? 0 : fx_now_ns() + period;
+		}
+	}
+	atomic_store(&monitor_waiting, MON_RUNS);
+	/* the rest of the period: a short wait ends early when a carrier cleared the word before it began */
+	if (fx_now_ns() < until)
+		sleep_until(until);
+}
+
 static void *monitor_main(void *arg)
 {
 	uint64_t period = FX_MON_MAX_NS;
@@ -1388,22 +1442,11 @@ static void *monitor_main(void *arg)
 	(void)arg;
 	fx_raw_syscall6(SYS_prctl, PR_SET_NAME, (long)"flexsc-monitor", 0, 0, 0, 0);
 	for (;;) {
-		struct timespec ts = { 0, (long)period };
-		fx_raw_syscall6(SYS_nanosleep, (long)&ts, 0, 0, 0, 0, 0);
-		if (monitor_tick()) {
+		monitor_wait(period);
+		if (monitor_tick())
 			period = FX_MON_MIN_NS;
-			continue;
-		}
-		period = period * 2 > FX_MON_MAX_NS ? FX_MON_MAX_NS : period * 2;
-		if (all_asleep()) {
-			/* seq_cst store, then the second look; a waking carrier stores, then loads */
-			atomic_store(&monitor_waiting, 1);
-			if (all_asleep()) {
-				struct timespec second = { 1, 0 }; /* a bound, should a wake be missed */
-				fx_futex_wait(&monitor_waiting, 1, &second);
-			}
-			atomic_store(&monitor_waiting, 0);
-		}
+		else
+			period = period * 2 > FX_MON_MAX_NS ? FX_MON_MAX_NS : period * 2;
 	}
 	return NULL;
 }
@@ -1493,7 +1536,7 @@ int fx_rt_after_fork_child(void)
 	for (unsigned i = 0; i < fx_ncarriers; i++)
 		fx_carriers[i] = NULL;
 	fx_ncarriers = fx_ncores; /* spares are gone with their threads, and so is the monitor */
-	atomic_store(&monitor_waiting, 0);
+	atomic_store(&monitor_waiting, MON_RUNS);
 	for (unsigned i = 0; i < FLEXSC_MAX_CPUS; i++)
 		atomic_store(&slot_owner[i], NULL);
 	atomic_store(&slot_owner[0], c);

@@ -13,10 +13,7 @@
  * Plainly (no monitor thread) the counts are not there and the check holds.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <pthread.h>
-#include <stdio.h>
-#include <string.h>
 
 #define CHECK_NAME "monitor_computing"
 #include "check.h"
@@ -36,71 +33,21 @@ static void *spinner(void *arg)
 	return NULL;
 }
 
-/* The task of this process named name, or 0; *runtime: some task's name starts with "flexsc-". */
-static int task_named(const char *name, int *runtime)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int tid = 0;
-
-	while (d && (e = readdir(d)) && !tid) {
-		char path[300], comm[32] = "", want[32];
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		snprintf(want, sizeof(want), "%s\n", name);
-		FILE *f = fopen(path, "r");
-		if (f && fgets(comm, sizeof(comm), f) && !strcmp(comm, want))
-			tid = atoi(e->d_name);
-		if (!strncmp(comm, "flexsc-", 7))
-			*runtime = 1;
-		if (f)
-			fclose(f);
-	}
-	if (d)
-		closedir(d);
-	return tid;
-}
-
-/* The monitor's wake-ups (schedstat's third field) and read calls (syscr); false if unreadable. */
-static int counts(int tid, long *wakes, long *reads)
-{
-	char path[64], line[128];
-	long ns, wait;
-	int ok = 0;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
-	FILE *f = fopen(path, "r");
-	if (f && fscanf(f, "%ld %ld %ld", &ns, &wait, wakes) == 3)
-		ok++;
-	if (f)
-		fclose(f);
-	snprintf(path, sizeof(path), "/proc/self/task/%d/io", tid);
-	f = fopen(path, "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "syscr: %ld", reads) == 1)
-			ok++;
-	if (f)
-		fclose(f);
-	return ok == 2;
-}
-
 int main(void)
 {
 	pthread_t t[SPINNERS];
 
 	/* the runtime starts its carriers, and the monitor, at the first pthread_create */
 	pthread_join(spawn(spinner, NULL), NULL);
-	int mon = 0, runtime = 0;
-	/* it names itself once it runs: wait for that, under the runtime only */
-	for (int i = 0; i < 500 && !(mon = task_named("flexsc-monitor", &runtime)) && runtime; i++)
-		sleep_ms(10);
+	int mon = monitor_tid();
 	long w0 = 0, r0 = 0, w1 = 0, r1 = 0;
-	int have = mon && counts(mon, &w0, &r0);
+	int have = mon && task_counts(mon, &w0, &r0);
 	until_ms = now_ms() + SPIN_MS;
 	for (int i = 0; i < SPINNERS; i++)
 		t[i] = spawn(spinner, NULL);
 	for (int i = 0; i < SPINNERS; i++)
 		pthread_join(t[i], NULL);
-	have = have && counts(mon, &w1, &r1);
+	have = have && task_counts(mon, &w1, &r1);
 	if (have)
 		fprintf(stderr, "monitor %d: %ld wake-ups, %ld reads while the threads computed\n", mon,
 			w1 - w0, r1 - r0);
