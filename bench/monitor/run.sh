@@ -39,6 +39,7 @@ for f in flexsc-run libflexsc-run.so; do
 done
 ${CC:-cc} -O2 -g -std=c11 -Wall -Wextra -pthread "$here/bench/monitor/load.c" -o "$tmp/load"
 rev=$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)
+lib=$(sha256sum "$tmp/libflexsc-run.so" | cut -c1-16) # which runtime ran: BUILD need not be this tree's
 # the loads that ask the kernel about a carrier (spin) run on one carrier, the others on the default two
 declare -A flags=([idle]="" [tick]="" [pingpong]="--cores 0" [spin]="--cores 0")
 
@@ -66,12 +67,12 @@ for mode in "${modes[@]}"; do
 	read -r ns0 runs0 < <(schedstat "$mon")
 	read -r mon_calls proc_calls < <(syscalls)
 	read -r ns1 runs1 < <(schedstat "$mon")
-	python3 - "$mode" "${flags[$mode]}" "$secs" "$ns0" "$ns1" "$runs0" "$runs1" "$mon_calls" "$proc_calls" "$rev" <<'PY'
+	python3 - "$mode" "${flags[$mode]}" "$secs" "$ns0" "$ns1" "$runs0" "$runs1" "$mon_calls" "$proc_calls" "$rev" "$lib" <<'PY'
 import json, sys
-mode, flags, secs, ns0, ns1, r0, r1, mc, pc, rev = sys.argv[1:]
+mode, flags, secs, ns0, ns1, r0, r1, mc, pc, rev, lib = sys.argv[1:]
 secs = float(secs)
 cpu, runs = int(ns1) - int(ns0), int(r1) - int(r0)
-print(json.dumps({"bench": "monitor", "git": rev, "load": mode, "flags": flags, "seconds": secs,
+print(json.dumps({"bench": "monitor", "git": rev, "libflexsc_run_sha256": lib, "load": mode, "flags": flags, "seconds": secs,
     "monitor_cpu_us_per_s": round(cpu / 1e3 / secs, 2), "monitor_wakeups_per_s": round(runs / secs, 1),
     "monitor_syscalls_per_s": round(int(mc) / secs, 1), "ns_per_wakeup": round(cpu / runs) if runs else None,
     "process_syscalls_per_s": round(int(pc) / secs, 1)}))
