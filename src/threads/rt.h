@@ -211,6 +211,7 @@ struct fx_carrier {
 	_Atomic int handed;
 	_Atomic uint32_t parked;    /* futex: 1 while a spare waits in the pool */
 	uint64_t mon_beat;          /* the monitor's: switches + syscalls at its last look */
+	uint64_t mon_cpu_ns, mon_look_ns; /* the monitor's: its thread's CPU time, and when, at the last stale look; 0: none */
 	uint64_t mon_poke_ns, mon_poke_gap;
 
 	/* counters for --stats */

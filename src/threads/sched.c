@@ -71,7 +71,14 @@ unsigned fx_ncores;
 /* The carrier that has the core of each slot now (a spare, after a hand-over). */
 static _Atomic(struct fx_carrier *) slot_owner[FLEXSC_MAX_CPUS];
 static _Atomic uint64_t handoffs;
-/* 1 while the monitor sleeps until a carrier wakes (every carrier was asleep): a futex */
+/*
+ * While every carrier sleeps, the monitor waits on this word (a futex).
+ * MON_SHORT: it waits out one period; a carrier that wakes meanwhile
+ * clears the word, which the monitor looks at when the period ends, and
+ * makes no system call. MON_LONG: nobody woke for a whole period, and it
+ * waits until a carrier does: that carrier clears the word and wakes it.
+ */
+enum { MON_RUNS = 0, MON_SHORT = 1, MON_LONG = 2 };
 static _Atomic uint32_t monitor_waiting;
 struct flexsc *fx_rt_instance;
 struct fx_uthread *fx_main_uthread;
@@ -629,7 +636,7 @@ static void idle_sleep(struct fx_carrier *c)
 	}
 	atomic_store(&c->sleeping, FX_C_AWAKE);
 	/* seq_cst store, then this load; the monitor stores, then looks at sleeping */
-	if (fx_unlikely(atomic_load(&monitor_waiting)) && atomic_exchange(&monitor_waiting, 0))
+	if (fx_unlikely(atomic_load(&monitor_waiting)) && atomic_exchange(&monitor_waiting, MON_RUNS) == MON_LONG)
 		fx_futex_wake(&monitor_waiting, 1);
 	if (fx_rt_specialize)
 		c->idle_ns += fx_now_ns() - t0;
@@ -1218,11 +1225,14 @@ int fx_rt_bind(void)
  * growing gaps (1 ms to 100 ms) while it stays blocked with calls out.
  *
  * Cost when nothing blocks: a wake of the monitor every 10 ms, reading a
- * few counters, while some carrier is awake; none while every carrier
- * sleeps idle (the monitor then waits until one wakes: a load of
- * monitor_waiting where a carrier leaves its idle sleep); no work at all on
- * a carrier's switch. The period drops to 100 us after every hand-over and
- * doubles back after each look that finds nothing to do, as Go's sysmon.
+ * few counters, while some carrier is awake or woke during the period;
+ * none while every carrier sleeps idle (the monitor then waits until one
+ * wakes: a load of monitor_waiting where a carrier leaves its idle sleep,
+ * and a store when the monitor waits, a futex wake only after a whole
+ * period without a wake); one system call more for a carrier that
+ * computes with work queued (computing); no work at all on a carrier's
+ * switch. The period drops to 100 us after every hand-over and doubles
+ * back after each look that finds nothing to do, as Go's sysmon.
  */
 #define FX_MON_MIN_NS 100000ull
 #define FX_MON_MAX_NS 10000000ull
@@ -1245,6 +1255,36 @@ static char kernel_state(int tid)
 	buf[n] = 0;
 	char *p = strrchr(buf, ')');
 	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/*
+ * Whether the stale carrier c has been computing since the monitor's last
+ * look at it: its thread ran for at least an eighth of the time between
+ * the two looks. Its CPU clock is one system call, where its state in
+ * /proc is three and a file system walk; a carrier that computes with
+ * uthreads queued behind it (cooperative scheduling) is otherwise asked
+ * about at every look. False at the first stale look (nothing to compare
+ * with), so a carrier blocked since its last switch point is asked about
+ * at once, as before; one that computed and then blocked, at the next
+ * look: a block is still seen within two looks. A thread blocked in the
+ * kernel gains no CPU time; one that only wakes now and then in its hidden
+ * call (a loop of short sleeps) gains far less than an eighth.
+ */
+static bool computing(struct fx_carrier *c, uint64_t now)
+{
+	struct timespec ts;
+	/* the thread's CPU clock, as glibc's pthread_getcpuclockid makes it: per thread, scheduler time */
+	int clk = (int)(~(unsigned)c->tid << 3) | 4 | 2;
+
+	if (fx_raw_syscall6(SYS_clock_gettime, clk, (long)&ts, 0, 0, 0, 0)) {
+		c->mon_look_ns = 0;
+		return false;
+	}
+	uint64_t cpu = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	bool ran = c->mon_look_ns && (cpu - c->mon_cpu_ns) * 8 >= now - c->mon_look_ns;
+	c->mon_cpu_ns = cpu;
+	c->mon_look_ns = now;
+	return ran;
 }
 
 /* Something the carrier would do if it were not blocked. */
@@ -1276,6 +1316,7 @@ static bool handoff(struct fx_carrier *x, uint64_t now)
 	if (y) {
 		y->slot = x->slot;
 		y->mon_beat = ~0ull;
+		y->mon_look_ns = 0;
 		atomic_store(&y->handed, 0);
 		atomic_store(&slot_owner[x->slot], y);
 		atomic_store(&x->handed, 1);
@@ -1286,6 +1327,7 @@ static bool handoff(struct fx_carrier *x, uint64_t now)
 			return false;
 		y->slot = x->slot;
 		y->mon_beat = ~0ull;
+		y->mon_look_ns = 0;
 		/* a carrier from its start: it takes work before it owns the slot, which is harmless */
 		if (fx_os_pthread_create(&y->pthread, NULL, carrier_main, y)) {
 			free(y);
@@ -1354,13 +1396,61 @@ static bool monitor_tick(void)
 			continue;
 		}
 		if (!cur || !stale || !c->tid ||
-		    atomic_load_explicit(&c->sleeping, memory_order_relaxed) != FX_C_AWAKE || !could_run(c))
+		    atomic_load_explicit(&c->sleeping, memory_order_relaxed) != FX_C_AWAKE || !could_run(c)) {
+			c->mon_look_ns = 0;
+			continue;
+		}
+		if (computing(c, now))
 			continue;
 		char st = kernel_state(c->tid);
 		if ((st == 'S' || st == 'D') && handoff(c, now))
 			acted = true;
 	}
 	return acted;
+}
+
+/* Sleeps until CLOCK_MONOTONIC reads `until` (ns). */
+static void sleep_until(uint64_t until)
+{
+	struct timespec ts = { (time_t)(until / 1000000000u), (long)(until % 1000000000u) };
+
+	fx_raw_syscall6(SYS_clock_nanosleep, CLOCK_MONOTONIC, TIMER_ABSTIME, (long)&ts, 0, 0, 0);
+}
+
+/*
+ * The wait before the next look, one period long. While every carrier
+ * sleeps it is a wait on monitor_waiting (MON_SHORT), so a carrier that
+ * wakes meanwhile costs nothing but a store; when none did, the monitor
+ * waits on until one wakes (MON_LONG), then one more period, as the look
+ * after a carrier woke must come a period after that, not before: a beat
+ * unchanged over a shorter gap is not stale.
+ */
+static void monitor_wait(uint64_t period)
+{
+	uint64_t until = fx_now_ns() + period;
+
+	if (!all_asleep()) {
+		sleep_until(until);
+		return;
+	}
+	/* seq_cst store, then the second look; a waking carrier stores, then loads */
+	atomic_store(&monitor_waiting, MON_SHORT);
+	if (all_asleep()) {
+		struct timespec rel = { (time_t)(period / 1000000000u), (long)(period % 1000000000u) };
+		fx_futex_wait(&monitor_waiting, MON_SHORT, &rel);
+		uint32_t expect = MON_SHORT;
+		/* the same pairing for the long wait: the exchange, then the second look */
+		if (atomic_compare_exchange_strong(&monitor_waiting, &expect, MON_LONG) && all_asleep()) {
+			struct timespec second = { 1, 0 }; /* a bound, should a wake be missed */
+			fx_futex_wait(&monitor_waiting, MON_LONG, &second);
+			/* woken: a period from now; the bound's end (still MON_LONG): a look now */
+			until = atomic_load(&monitor_waiting) == MON_LONG ? 0 : fx_now_ns() + period;
+		}
+	}
+	atomic_store(&monitor_waiting, MON_RUNS);
+	/* the rest of the period: a short wait ends early when a carrier cleared the word before it began */
+	if (fx_now_ns() < until)
+		sleep_until(until);
 }
 
 static void *monitor_main(void *arg)
@@ -1370,22 +1460,11 @@ static void *monitor_main(void *arg)
 	(void)arg;
 	fx_raw_syscall6(SYS_prctl, PR_SET_NAME, (long)"flexsc-monitor", 0, 0, 0, 0);
 	for (;;) {
-		struct timespec ts = { 0, (long)period };
-		fx_raw_syscall6(SYS_nanosleep, (long)&ts, 0, 0, 0, 0, 0);
-		if (monitor_tick()) {
+		monitor_wait(period);
+		if (monitor_tick())
 			period = FX_MON_MIN_NS;
-			continue;
-		}
-		period = period * 2 > FX_MON_MAX_NS ? FX_MON_MAX_NS : period * 2;
-		if (all_asleep()) {
-			/* seq_cst store, then the second look; a waking carrier stores, then loads */
-			atomic_store(&monitor_waiting, 1);
-			if (all_asleep()) {
-				struct timespec second = { 1, 0 }; /* a bound, should a wake be missed */
-				fx_futex_wait(&monitor_waiting, 1, &second);
-			}
-			atomic_store(&monitor_waiting, 0);
-		}
+		else
+			period = period * 2 > FX_MON_MAX_NS ? FX_MON_MAX_NS : period * 2;
 	}
 	return NULL;
 }
@@ -1475,7 +1554,7 @@ int fx_rt_after_fork_child(void)
 	for (unsigned i = 0; i < fx_ncarriers; i++)
 		fx_carriers[i] = NULL;
 	fx_ncarriers = fx_ncores; /* spares are gone with their threads, and so is the monitor */
-	atomic_store(&monitor_waiting, 0);
+	atomic_store(&monitor_waiting, MON_RUNS);
 	for (unsigned i = 0; i < FLEXSC_MAX_CPUS; i++)
 		atomic_store(&slot_owner[i], NULL);
 	atomic_store(&slot_owner[0], c);
@@ -1486,6 +1565,7 @@ int fx_rt_after_fork_child(void)
 	atomic_store(&c->parked, 0);
 	c->pthread = (pthread_t)self->tcb; /* glibc's fork made the forking thread the only one it knows */
 	c->tid = (int)fx_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	c->mon_look_ns = 0; /* the parent's monitor looked at another thread */
 	fx_kstate_name_forked(self); /* the child is named for the thread that forked, not its carrier */
 	c->rq_head = c->rq_tail = NULL;
 	atomic_store(&c->rq_len, 0);

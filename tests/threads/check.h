@@ -16,6 +16,7 @@
 #ifndef FLEXSC_THREADS_CHECK_H
 #define FLEXSC_THREADS_CHECK_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -297,6 +298,68 @@ __attribute__((unused)) static int run_captured(int (*fn)(void *), void *arg, ch
 	if (waitpid(pid, &status, 0) != pid)
 		perror("waitpid");
 	return status;
+}
+
+/*
+ * The runtime's monitor thread (named flexsc-monitor: docs/threads.md, "A
+ * carrier blocked in the kernel"), or 0 when the program runs plainly. It
+ * names itself once it runs, which may be a little after the first
+ * pthread_create: under the runtime (some thread named "flexsc-...") this
+ * waits up to 5 s for it.
+ */
+__attribute__((unused)) static int monitor_tid(void)
+{
+	for (int round = 0; round < 500; round++) {
+		DIR *d = opendir("/proc/self/task");
+		struct dirent *e;
+		int tid = 0, runtime = 0;
+
+		while (d && (e = readdir(d)) && !tid) {
+			char path[300], comm[32] = "";
+			snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+			FILE *f = fopen(path, "r");
+			if (f && fgets(comm, sizeof(comm), f) && !strcmp(comm, "flexsc-monitor\n"))
+				tid = atoi(e->d_name);
+			if (!strncmp(comm, "flexsc-", 7))
+				runtime = 1;
+			if (f)
+				fclose(f);
+		}
+		if (d)
+			closedir(d);
+		if (tid || !runtime)
+			return tid;
+		usleep(10000);
+	}
+	return 0;
+}
+
+/*
+ * Counters of this process's thread tid: the times the kernel scheduled it
+ * in (the third field of /proc/self/task/TID/schedstat: its wake-ups, for a
+ * thread that sleeps between short runs) and the read system calls it made
+ * (syscr in .../io). False when either cannot be read.
+ */
+__attribute__((unused)) static int task_counts(int tid, long *wakes, long *reads)
+{
+	char path[64], line[128];
+	long ns, wait;
+	int ok = 0;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
+	FILE *f = fopen(path, "r");
+	if (f && fscanf(f, "%ld %ld %ld", &ns, &wait, wakes) == 3)
+		ok++;
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof(path), "/proc/self/task/%d/io", tid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "syscr: %ld", reads) == 1)
+			ok++;
+	if (f)
+		fclose(f);
+	return ok == 2;
 }
 
 #endif
