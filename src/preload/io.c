@@ -14,7 +14,8 @@
  * Calls that install a signal mask for their duration (ppoll, pselect,
  * epoll_pwait with a mask) must run on the calling kernel thread: a
  * syscall thread has every signal blocked. They stay direct (the carrier
- * blocks), as do calls that cannot block (a zero timeout).
+ * blocks), with the uthread's mask the call's for its duration
+ * (mask_for_call), as do calls that cannot block (a zero timeout).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
