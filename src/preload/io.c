@@ -14,13 +14,15 @@
  * Calls that install a signal mask for their duration (ppoll, pselect,
  * epoll_pwait with a mask) must run on the calling kernel thread: a
  * syscall thread has every signal blocked. They stay direct (the carrier
- * blocks), as do calls that cannot block (a zero timeout).
+ * blocks), with the uthread's mask the call's for its duration
+ * (mask_for_call), as do calls that cannot block (a zero timeout).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
 #include <sys/sendfile.h>
@@ -406,6 +408,53 @@ FX_PUBLIC ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int
 
 /* ---- waiting for descriptors ---- */
 
+/*
+ * ppoll, pselect and epoll_pwait with a signal mask run on the carrier,
+ * the kernel installing the mask for the call (a syscall thread blocks
+ * every signal). A signal every carrier blocked went to the runtime's
+ * signal thread, which keeps it for the process until a uthread lets it
+ * in with pthread_sigmask: such a call never saw it (GNU make blocks
+ * SIGCHLD and waits for it in pselect). So for the call the uthread's
+ * mask is the call's: the runtime hands it what that mask lets in and
+ * raises it on the carrier, whose kernel mask still blocks it until the
+ * call installs its own, so it ends the call, as the kernel's pending
+ * signal would; one the signal thread takes meanwhile comes through the
+ * poke, which the call's mask must not block. *call gets that mask.
+ * Returns the uthread (NULL: not on one, nothing to put back).
+ */
+#define SIG_BIT(sig) (1ull << ((sig) - 1))
+#define NEVER_BLOCKED (SIG_BIT(32) | SIG_BIT(33) | SIG_BIT(FX_SIG_POKE) | SIG_BIT(FX_SIG_INTERRUPT) | \
+		       SIG_BIT(SIGKILL) | SIG_BIT(SIGSTOP))
+
+static struct fx_uthread *mask_for_call(const sigset_t *mask, sigset_t *call, uint64_t *saved)
+{
+	uint64_t bits;
+
+	*call = *mask;
+	sigdelset(call, FX_SIG_POKE);
+	sigdelset(call, FX_SIG_INTERRUPT);
+	if (!fx_on_uthread())
+		return NULL;
+	struct fx_uthread *u = fx_uthread_self();
+	memcpy(&bits, mask, sizeof(bits));
+	*saved = u->sigmask;
+	u->sigmask = bits & ~NEVER_BLOCKED;
+	fx_sig_mask_changed(u); /* the process's pending ones it now takes */
+	fx_raise_pending();
+	return u;
+}
+
+static void mask_after_call(struct fx_uthread *u, uint64_t saved)
+{
+	if (!u)
+		return;
+	uint64_t during = u->sigmask;
+	u->sigmask = saved;
+	if (saved & ~during)
+		fx_sig_mask_blocked(u, saved & ~during);
+}
+
+
 FX_PUBLIC int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
 	if (timeout == 0)
@@ -422,7 +471,17 @@ FX_PUBLIC int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdsle
 
 FX_PUBLIC int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask)
 {
-	if (mask || (ts && !ts->tv_sec && !ts->tv_nsec))
+	if (mask) {
+		sigset_t call;
+		uint64_t saved = 0;
+		struct fx_uthread *u = mask_for_call(mask, &call, &saved);
+		int r = REAL(ppoll)(fds, n, ts, &call);
+		int err = errno;
+		mask_after_call(u, saved);
+		errno = err;
+		return r;
+	}
+	if (ts && !ts->tv_sec && !ts->tv_nsec)
 		return REAL(ppoll)(fds, n, ts, mask);
 	return (int)CALL5(SYS_ppoll, fds, n, ts, NULL, _NSIG / 8);
 }
@@ -437,7 +496,17 @@ FX_PUBLIC int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 FX_PUBLIC int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
 		      const sigset_t *mask)
 {
-	if (mask || (ts && !ts->tv_sec && !ts->tv_nsec))
+	if (mask) {
+		sigset_t call;
+		uint64_t saved = 0;
+		struct fx_uthread *u = mask_for_call(mask, &call, &saved);
+		int ret = REAL(pselect)(n, r, w, e, ts, &call);
+		int err = errno;
+		mask_after_call(u, saved);
+		errno = err;
+		return ret;
+	}
+	if (ts && !ts->tv_sec && !ts->tv_nsec)
 		return REAL(pselect)(n, r, w, e, ts, mask);
 	/* the kernel may update the timeout it is given; pselect's is const */
 	struct timespec copy, *tp = NULL;
@@ -457,8 +526,16 @@ FX_PUBLIC int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
 
 FX_PUBLIC int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *mask)
 {
-	if (mask)
-		return REAL(epoll_pwait)(epfd, ev, max, timeout, mask);
+	if (mask) {
+		sigset_t call;
+		uint64_t saved = 0;
+		struct fx_uthread *u = mask_for_call(mask, &call, &saved);
+		int r = REAL(epoll_pwait)(epfd, ev, max, timeout, &call);
+		int err = errno;
+		mask_after_call(u, saved);
+		errno = err;
+		return r;
+	}
 	return epoll_wait(epfd, ev, max, timeout);
 }
 

@@ -18,6 +18,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -26,6 +27,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -361,5 +364,98 @@ __attribute__((unused)) static int task_counts(int tid, long *wakes, long *reads
 		fclose(f);
 	return ok == 2;
 }
+
+/*
+ * FIFOs for a test whose children wait on them, and a watchdog for its
+ * hang: fifo_dir_make() makes a fresh directory (its path in dir, 64
+ * bytes) and the FIFOs named in names (NULL-terminated) in it;
+ * fifo_watchdog() forks a process that, once secs have passed (or the
+ * test has died), kills the test with SIGKILL, then opens every FIFO for
+ * reading and writing at once, which lets a child blocked opening one go
+ * on to its end instead of outliving the test, and removes them. The test
+ * ends it with fifo_watchdog_end(), which also removes the FIFOs.
+ */
+__attribute__((unused)) static void fifo_path(char *out, size_t len, const char *dir, const char *name)
+{
+	snprintf(out, len, "%s/%s", dir, name);
+}
+
+__attribute__((unused)) static void fifo_dir_make(char dir[64], const char *const names[])
+{
+	char path[128];
+
+	snprintf(dir, 64, "/tmp/flexsc-test-XXXXXX");
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		exit(1);
+	}
+	for (int i = 0; names[i]; i++) {
+		fifo_path(path, sizeof path, dir, names[i]);
+		if (mkfifo(path, 0600)) {
+			perror("mkfifo");
+			exit(1);
+		}
+	}
+}
+
+__attribute__((unused)) static void fifo_dir_remove(const char *dir, const char *const names[])
+{
+	char path[128];
+
+	for (int i = 0; names[i]; i++) {
+		fifo_path(path, sizeof path, dir, names[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
+__attribute__((unused)) static pid_t fifo_watchdog(unsigned secs, const char *dir, const char *const names[])
+{
+	pid_t test = getpid();
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		perror("fork");
+		exit(1);
+	}
+	if (pid > 0)
+		return pid;
+	/* inline system calls only from here: this process must not depend on a runtime it may have */
+	struct timespec tenth = { 0, 100000000L };
+	for (unsigned i = 0; i < secs * 10 && raw3(SYS_getppid, 0, 0, 0) == test; i++)
+		raw3(SYS_nanosleep, (long)&tenth, 0, 0);
+	if (raw3(SYS_getppid, 0, 0, 0) == test) {
+		static const char msg[] = CHECK_NAME ": watchdog: the test did not end in time, killed\n";
+		raw3(SYS_write, 2, (long)msg, sizeof msg - 1);
+		raw3(SYS_kill, test, SIGKILL, 0);
+	}
+	long fds[16];
+	int n = 0;
+	char path[128];
+	for (int i = 0; names[i] && n < 16; i++) {
+		fifo_path(path, sizeof path, dir, names[i]);
+		fds[n++] = raw3(SYS_open, (long)path, O_RDWR | O_NONBLOCK, 0);
+	}
+	struct timespec half = { 0, 500000000L }; /* the released children open theirs meanwhile */
+	raw3(SYS_nanosleep, (long)&half, 0, 0);
+	while (n > 0)
+		if (fds[--n] >= 0)
+			raw3(SYS_close, fds[n], 0, 0);
+	for (int i = 0; names[i]; i++) {
+		fifo_path(path, sizeof path, dir, names[i]);
+		raw3(SYS_unlink, (long)path, 0, 0);
+	}
+	raw3(SYS_rmdir, (long)dir, 0, 0);
+	raw3(SYS_exit_group, 0, 0, 0);
+	__builtin_unreachable();
+}
+
+__attribute__((unused)) static void fifo_watchdog_end(pid_t wd, const char *dir, const char *const names[])
+{
+	kill(wd, SIGKILL);
+	waitpid(wd, NULL, 0);
+	fifo_dir_remove(dir, names);
+}
+
 
 #endif
