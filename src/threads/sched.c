@@ -1185,8 +1185,9 @@ int fx_rt_bind(void)
  * in /proc/self/task/TID/stat, read only then) is blocked. Its core goes
  * to a spare carrier pinned to the same CPU (a parked one from the pool,
  * else a new one): the spare becomes the owner of the core's slot, takes
- * its queued uthreads, and every wake meant for the blocked carrier goes
- * to it (owner_of). The blocked carrier, once its call returns, runs its
+ * its queued uthreads and its timers (which it would fire only once its
+ * call returned: a sleeper on them waited as long), and every wake meant
+ * for the blocked carrier goes to it (owner_of). The blocked carrier, once its call returns, runs its
  * uthread to the next switch point, then runs nothing more: it serves its
  * own queue (its calls in flight come back to the new owner) and parks in
  * the pool. So a hidden blocking call costs one kernel thread, and each
@@ -1280,6 +1281,7 @@ static bool handoff(struct fx_carrier *x, uint64_t now)
 	}
 	atomic_fetch_add_explicit(&handoffs, 1, memory_order_relaxed);
 	forward_rq(x, y);
+	fx_timers_move(x, y); /* blocked, x would fire them only once its call returns */
 	x->mon_poke_gap = FX_POKE_MIN_NS;
 	if (__atomic_load_n(&x->inflight, __ATOMIC_RELAXED))
 		poke_blocked(x, now);
@@ -1327,6 +1329,8 @@ static bool monitor_tick(void)
 			/* a wake that raced with the hand-over; calls out on a carrier still blocked */
 			if (atomic_load_explicit(&c->rq_len, memory_order_relaxed))
 				forward_rq(c, owner_of(c));
+			if (cur && stale && __atomic_load_n(&c->timers, __ATOMIC_RELAXED))
+				fx_timers_move(c, owner_of(c));
 			if (cur && stale && __atomic_load_n(&c->inflight, __ATOMIC_RELAXED) &&
 			    now - c->mon_poke_ns >= c->mon_poke_gap) {
 				poke_blocked(c, now);
