@@ -970,8 +970,19 @@ ran_here:
 				if (fx_unlikely(atomic_load_explicit(&self->sigpending, memory_order_relaxed)))
 					fx_raise_pending();
 				/* cut short by the runtime's interrupt, or a handler: as below */
-				if (!fx_rt_inline || r != -EINTR || fx_cancel_pending(self))
+				if (!fx_rt_inline || r != -EINTR || fx_cancel_pending(self)) {
+					/*
+					 * A call run here is a switch point, as a posted one is:
+					 * the uthreads queued on this carrier, and the sleepers
+					 * whose time has come, run before the caller goes on.
+					 * Else a thread whose calls each wait a little (a pipe
+					 * ping-pong) keeps its carrier for ever, its heartbeat
+					 * moving, so the monitor never hands the core over.
+					 */
+					if (fx_rt_inline)
+						fx_yield();
 					return r;
+				}
 				if (self->handled == 2 || (self->handled && fx_never_restarted(nr, args)))
 					return -EINTR;
 				c = fx_carrier_self(); /* a handler may have blocked, and moved it */
