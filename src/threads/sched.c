@@ -68,6 +68,7 @@
 struct fx_carrier **fx_carriers;
 unsigned fx_ncarriers;
 unsigned fx_ncores;
+unsigned fx_spares_max = FX_SPARES_MAX;
 /* The carrier that has the core of each slot now (a spare, after a hand-over). */
 static _Atomic(struct fx_carrier *) slot_owner[FLEXSC_MAX_CPUS];
 static _Atomic uint64_t handoffs;
@@ -1276,7 +1277,7 @@ static bool handoff(struct fx_carrier *x, uint64_t now)
 		atomic_store(&y->parked, 0);
 		fx_futex_wake(&y->parked, 1);
 	} else {
-		if (n >= fx_ncores + FX_SPARES_MAX || !(y = carrier_new((int)n, x->cpu)))
+		if (n >= fx_ncores + fx_spares_max || !(y = carrier_new((int)n, x->cpu)))
 			return false;
 		y->slot = x->slot;
 		y->mon_beat = ~0ull;
@@ -1435,8 +1436,15 @@ bool fx_rt_inline;
 static void calls_inline(void)
 {
 	fx_rt_inline = flexsc_engine_in_use(fx_rt_instance) == FLEXSC_ENGINE_SYNC;
-	if (fx_rt_inline)
+	if (fx_rt_inline) {
 		fx_rt_instance->cfg.batch_threshold = 1;
+		/*
+		 * So a queue holds one call at a time: one page is plenty (64
+		 * entries, 4 KiB populated, not 64 pages), which keeps the many
+		 * spares this engine may need cheap (FX_SPARES_MAX_SYNC).
+		 */
+		fx_rt_instance->cfg.pages_per_queue = 1;
+	}
 }
 
 int fx_rt_after_fork_child(void)
@@ -1719,14 +1727,15 @@ int fx_rt_start(void)
 				carrier_cpus[n++] = cpu;
 	}
 	fx_ncarriers = fx_ncores = (unsigned)n;
-	fx_carriers = calloc(fx_ncarriers + FX_SPARES_MAX, sizeof(*fx_carriers));
-	if (!fx_carriers)
-		return -ENOMEM;
 	rt_cfg = cfg;
 	err = flexsc_register(&fx_rt_instance, &cfg);
 	if (err)
 		return err;
 	calls_inline();
+	fx_spares_max = fx_rt_inline ? FX_SPARES_MAX_SYNC : FX_SPARES_MAX;
+	fx_carriers = calloc(fx_ncarriers + fx_spares_max, sizeof(*fx_carriers));
+	if (!fx_carriers)
+		return -ENOMEM;
 
 	struct fx_carrier *c0 = carrier_new(0, carrier_cpus[0]);
 	fx_main_uthread = fx_uthread_adopt_current();
