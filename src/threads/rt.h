@@ -310,12 +310,23 @@ extern struct fx_carrier **fx_carriers;
 /*
  * Carriers in fx_carriers: one per core (fx_ncores, carrier i on core slot
  * i) and, after them, spares the monitor started for cores whose carrier
- * blocked in the kernel (at most FX_SPARES_MAX). Grows only (a spare
+ * blocked in the kernel (at most fx_spares_max). Grows only (a spare
  * parks, it does not exit), reset by fork; entries may be NULL.
  */
 extern unsigned fx_ncarriers;
 extern unsigned fx_ncores;
+/*
+ * The bound on spares: FX_SPARES_MAX where only calls the runtime does not
+ * see block a carrier; FX_SPARES_MAX_SYNC under the synchronous engine,
+ * where every blocking call does, so that each thread blocked in a call
+ * may have a kernel thread, as under NPTL, up to that many at once. Not
+ * more: a spare costs about five mappings (its stacks, its queue) against
+ * the kernel's 65,530 a process (vm.max_map_count), and one that cannot
+ * start aborts the process. Set at start; a fork child keeps it.
+ */
 #define FX_SPARES_MAX 256
+#define FX_SPARES_MAX_SYNC 4096
+extern unsigned fx_spares_max;
 extern struct flexsc *fx_rt_instance;
 int fx_rt_start(void);
 /*

@@ -68,6 +68,7 @@
 struct fx_carrier **fx_carriers;
 unsigned fx_ncarriers;
 unsigned fx_ncores;
+unsigned fx_spares_max = FX_SPARES_MAX;
 /* The carrier that has the core of each slot now (a spare, after a hand-over). */
 static _Atomic(struct fx_carrier *) slot_owner[FLEXSC_MAX_CPUS];
 static _Atomic uint64_t handoffs;
@@ -995,8 +996,19 @@ ran_here:
 				if (fx_unlikely(atomic_load_explicit(&self->sigpending, memory_order_relaxed)))
 					fx_raise_pending();
 				/* cut short by the runtime's interrupt, or a handler: as below */
-				if (!fx_rt_inline || r != -EINTR || fx_cancel_pending(self))
+				if (!fx_rt_inline || r != -EINTR || fx_cancel_pending(self)) {
+					/*
+					 * A call run here is a switch point, as a posted one is:
+					 * the uthreads queued on this carrier, and the sleepers
+					 * whose time has come, run before the caller goes on.
+					 * Else a thread whose calls each wait a little (a pipe
+					 * ping-pong) keeps its carrier for ever, its heartbeat
+					 * moving, so the monitor never hands the core over.
+					 */
+					if (fx_rt_inline)
+						fx_yield();
 					return r;
+				}
 				if (self->handled == 2 || (self->handled && fx_never_restarted(nr, args)))
 					return -EINTR;
 				c = fx_carrier_self(); /* a handler may have blocked, and moved it */
@@ -1210,8 +1222,9 @@ int fx_rt_bind(void)
  * in /proc/self/task/TID/stat, read only then) is blocked. Its core goes
  * to a spare carrier pinned to the same CPU (a parked one from the pool,
  * else a new one): the spare becomes the owner of the core's slot, takes
- * its queued uthreads, and every wake meant for the blocked carrier goes
- * to it (owner_of). The blocked carrier, once its call returns, runs its
+ * its queued uthreads and its timers (which it would fire only once its
+ * call returned: a sleeper on them waited as long), and every wake meant
+ * for the blocked carrier goes to it (owner_of). The blocked carrier, once its call returns, runs its
  * uthread to the next switch point, then runs nothing more: it serves its
  * own queue (its calls in flight come back to the new owner) and parks in
  * the pool. So a hidden blocking call costs one kernel thread, and each
@@ -1323,7 +1336,7 @@ static bool handoff(struct fx_carrier *x, uint64_t now)
 		atomic_store(&y->parked, 0);
 		fx_futex_wake(&y->parked, 1);
 	} else {
-		if (n >= fx_ncores + FX_SPARES_MAX || !(y = carrier_new((int)n, x->cpu)))
+		if (n >= fx_ncores + fx_spares_max || !(y = carrier_new((int)n, x->cpu)))
 			return false;
 		y->slot = x->slot;
 		y->mon_beat = ~0ull;
@@ -1340,6 +1353,7 @@ static bool handoff(struct fx_carrier *x, uint64_t now)
 	}
 	atomic_fetch_add_explicit(&handoffs, 1, memory_order_relaxed);
 	forward_rq(x, y);
+	fx_timers_move(x, y); /* blocked, x would fire them only once its call returns */
 	x->mon_poke_gap = FX_POKE_MIN_NS;
 	if (__atomic_load_n(&x->inflight, __ATOMIC_RELAXED))
 		poke_blocked(x, now);
@@ -1387,6 +1401,8 @@ static bool monitor_tick(void)
 			/* a wake that raced with the hand-over; calls out on a carrier still blocked */
 			if (atomic_load_explicit(&c->rq_len, memory_order_relaxed))
 				forward_rq(c, owner_of(c));
+			if (cur && stale && __atomic_load_n(&c->timers, __ATOMIC_RELAXED))
+				fx_timers_move(c, owner_of(c));
 			if (cur && stale && __atomic_load_n(&c->inflight, __ATOMIC_RELAXED) &&
 			    now - c->mon_poke_ns >= c->mon_poke_gap) {
 				poke_blocked(c, now);
@@ -1517,8 +1533,15 @@ bool fx_rt_inline;
 static void calls_inline(void)
 {
 	fx_rt_inline = flexsc_engine_in_use(fx_rt_instance) == FLEXSC_ENGINE_SYNC;
-	if (fx_rt_inline)
+	if (fx_rt_inline) {
 		fx_rt_instance->cfg.batch_threshold = 1;
+		/*
+		 * So a queue holds one call at a time: one page is plenty (64
+		 * entries, 4 KiB populated, not 64 pages), which keeps the many
+		 * spares this engine may need cheap (FX_SPARES_MAX_SYNC).
+		 */
+		fx_rt_instance->cfg.pages_per_queue = 1;
+	}
 }
 
 int fx_rt_after_fork_child(void)
@@ -1802,14 +1825,15 @@ int fx_rt_start(void)
 				carrier_cpus[n++] = cpu;
 	}
 	fx_ncarriers = fx_ncores = (unsigned)n;
-	fx_carriers = calloc(fx_ncarriers + FX_SPARES_MAX, sizeof(*fx_carriers));
-	if (!fx_carriers)
-		return -ENOMEM;
 	rt_cfg = cfg;
 	err = flexsc_register(&fx_rt_instance, &cfg);
 	if (err)
 		return err;
 	calls_inline();
+	fx_spares_max = fx_rt_inline ? FX_SPARES_MAX_SYNC : FX_SPARES_MAX;
+	fx_carriers = calloc(fx_ncarriers + fx_spares_max, sizeof(*fx_carriers));
+	if (!fx_carriers)
+		return -ENOMEM;
 
 	struct fx_carrier *c0 = carrier_new(0, carrier_cpus[0]);
 	fx_main_uthread = fx_uthread_adopt_current();

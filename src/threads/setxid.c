@@ -76,7 +76,7 @@ static struct {
 static struct token {
 	uintptr_t tcb;
 	_Atomic int taken;
-} tokens[FLEXSC_MAX_CPUS + FX_SPARES_MAX]; /* carriers and the monitor's spares */
+} tokens[FLEXSC_MAX_CPUS + FX_SPARES_MAX_SYNC]; /* carriers and the monitor's spares */
 static _Atomic int ntokens;
 
 static long raw_call(long nr, long a, long b, long c)
@@ -233,7 +233,7 @@ static int change(long nr, long a, long b, long c, int (*libc)(long, long, long,
 	int n = 0;
 	uintptr_t me;
 	__asm__ volatile("rdfsbase %0" : "=r"(me));
-	for (unsigned i = 0; i < fx_ncarriers && n < FLEXSC_MAX_CPUS + FX_SPARES_MAX; i++) {
+	for (unsigned i = 0; i < fx_ncarriers && n < FLEXSC_MAX_CPUS + FX_SPARES_MAX_SYNC; i++) {
 		struct fx_carrier *k = fx_carriers[i];
 		/* glibc marks every thread it knows but "self", the caller's TCB */
 		if (k && k->pthread && (uintptr_t)k->pthread != me) {

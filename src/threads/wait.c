@@ -13,7 +13,9 @@
  *
  * Deadlines of uthreads sit on their carrier's timer list, sorted; the
  * carrier fires expired ones whenever it looks for work, and sleeps no
- * longer than the earliest one.
+ * longer than the earliest one. When the monitor hands the core of a
+ * carrier blocked in a system call to a spare, its timers go with the
+ * core (fx_timers_move).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -110,20 +112,57 @@ static void timer_add(struct fx_carrier *c, struct fx_waiter *w)
 
 static void timer_remove(struct fx_waiter *w)
 {
-	/* acquire: pairs with the release in fx_timers_fire, its last touch of w */
-	struct fx_carrier *c = atomic_load_explicit(&w->carrier, memory_order_acquire);
+	for (;;) {
+		/* acquire: pairs with the release in fx_timers_fire, its last touch of w */
+		struct fx_carrier *c = atomic_load_explicit(&w->carrier, memory_order_acquire);
 
-	if (!c)
-		return;
-	fx_spin_lock(&c->timer_lock);
-	for (struct fx_waiter **pp = &c->timers; *pp; pp = &(*pp)->tnext) {
-		if (*pp == w) {
-			*pp = w->tnext;
-			break;
+		if (!c)
+			return;
+		fx_spin_lock(&c->timer_lock);
+		/* moved to another carrier's list meanwhile (fx_timers_move): look there */
+		if (atomic_load_explicit(&w->carrier, memory_order_relaxed) != c) {
+			fx_spin_unlock(&c->timer_lock);
+			continue;
 		}
+		for (struct fx_waiter **pp = &c->timers; *pp; pp = &(*pp)->tnext) {
+			if (*pp == w) {
+				*pp = w->tnext;
+				break;
+			}
+		}
+		atomic_store_explicit(&w->carrier, NULL, memory_order_relaxed);
+		fx_spin_unlock(&c->timer_lock);
+		return;
 	}
-	fx_spin_unlock(&c->timer_lock);
-	atomic_store_explicit(&w->carrier, NULL, memory_order_relaxed);
+}
+
+/*
+ * Moves every timer of from onto to's list: from's core was handed to to
+ * (the monitor, sched.c), and from is blocked in a system call, so it would
+ * fire them only once the call returns. Only the monitor holds two timer
+ * locks at once, so taking from's and then to's cannot deadlock.
+ */
+void fx_timers_move(struct fx_carrier *from, struct fx_carrier *to)
+{
+	if (from == to || !__atomic_load_n(&from->timers, __ATOMIC_RELAXED))
+		return;
+	fx_spin_lock(&from->timer_lock);
+	fx_spin_lock(&to->timer_lock);
+	/* a merge of two sorted lists */
+	struct fx_waiter *a = from->timers, *b = to->timers, *head = NULL, **tail = &head;
+	while (a || b) {
+		struct fx_waiter **pick = !b || (a && a->deadline < b->deadline) ? &a : &b;
+		struct fx_waiter *w = *pick;
+		*pick = w->tnext;
+		atomic_store_explicit(&w->carrier, to, memory_order_relaxed);
+		*tail = w;
+		tail = &w->tnext;
+	}
+	*tail = NULL;
+	to->timers = head;
+	from->timers = NULL;
+	fx_spin_unlock(&to->timer_lock);
+	fx_spin_unlock(&from->timer_lock);
 }
 
 /* On carrier c: wakes the uthreads whose deadline has passed. */

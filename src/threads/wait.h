@@ -137,6 +137,7 @@ int fx_waiter_sleep_cp(struct fx_waiter *w, uint64_t deadline);
 bool fx_waiter_wake(struct fx_waiter *w);
 void fx_timers_fire(struct fx_carrier *c);
 uint64_t fx_timers_next(struct fx_carrier *c);
+void fx_timers_move(struct fx_carrier *from, struct fx_carrier *to);
 int fx_deadline(clockid_t clock, const struct timespec *abs, uint64_t *deadline);
 void fx_sleep_until(uint64_t deadline);
 /* A signal for u, which sleeps in w (its park_waiter): true when u now wakes to run its handler. */

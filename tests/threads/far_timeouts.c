@@ -24,7 +24,6 @@
  * tv_sec >= 0) may fail with EINVAL (its man page) or wait for the thread
  * as glibc 2.36 does; either passes.
  */
-// flexsc-test: skip-config sync (hangs under the sync engine, where each blocking call holds its carrier until the monitor hands its core over; not investigated)
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>

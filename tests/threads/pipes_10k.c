@@ -8,7 +8,7 @@
  * says so on stderr; stdout is the same either way. Thread stacks are
  * 64 KiB, so memory stays bounded.
  */
-// flexsc-test: skip-config sync (10,000 threads blocked in read() at once: under the sync engine each call holds its carrier, and the monitor hands over at most 256 spare carriers)
+// flexsc-test: skip-config sync (10,000 threads blocked in read() at once: under the sync engine each call holds its carrier, and the monitor starts at most 4,096 spare carriers)
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>

@@ -13,7 +13,6 @@
  * (root) the file every time.
  * Runs as root only (prints a skip line and exits 77 otherwise).
  */
-// flexsc-test: skip-config sync (hangs under the sync engine, where each blocking call holds its carrier until the monitor hands its core over; not investigated)
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>

@@ -11,7 +11,6 @@
  *
  * Deterministic output; exit 0 when every check held.
  */
-// flexsc-test: skip-config sync (1000 threads blocking on each other: hangs under the sync engine, where each blocking call holds its carrier until the monitor hands its core over; not investigated)
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
