@@ -8,8 +8,10 @@
 # point. It records throughput, mean and p99 latency, the server's CPU time
 # (utime+stime from /proc/PID/stat of every server process, children
 # included, and of the children it reaped: work per server CPU-second) and
-# the client's errors; any error, a server that does not start, or one
-# that dies, fails the point loudly (exit status 1). A server that does
+# the client's errors; any error, a server that does not start, one
+# that dies, or a flexsc-run whose runtime did not start in the server
+# (no FLEXSC_RAN_FILE line for the server's PID), fails the point loudly
+# (exit status 1). A server that does
 # not start or stops answering is backtraced with gdb while it still runs:
 # every kernel thread, and under flexsc-run every parked user thread too
 # (bench/servers/uthreads-bt.py); the file is named in the failure.
@@ -242,6 +244,7 @@ sv_alive() { [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; }
 sv_launch() {
 	local rt=$1 log=$2
 	shift 2
+	: >"$sv_tmp/ran" # this launch's lines only (sv_point checks them)
 	case $rt in
 	nptl) nice -n "$sv_nice" taskset -c 0 "$@" >"$log" 2>&1 </dev/null & ;;
 	flexsc|flexsc-type|flexsc-io|flexsc-iotype) FLEXSC_RAN_FILE="$sv_tmp/ran" nice -n "$sv_nice" taskset -c 0 "$sv_tmp/rt/flexsc-run" --require --cores 0 --order "$(sv_order "$rt")" --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
@@ -485,7 +488,7 @@ EOF
 # and it appends one JSON line (or sv_skip's, under a runtime whose server
 # did not start before).
 sv_point() {
-	local ok=true why='' t0 t1 c0a c0b res thr fx bt='' warm_ops=0
+	local ok=true why='' t0 t1 c0a c0b res thr fx bt='' warm_ops=0 noran=''
 	case " $SV_DEAD_RT " in *" $RT "*) sv_skip; return 0 ;; esac
 	sv_log "$RT, $CLIENT, $TAG (${sv_warm}+${sv_dur} s)"
 	if ! $sv_start_fn; then
@@ -494,6 +497,14 @@ sv_point() {
 		res='{}' t0=0 t1=0 c0a=0 c0b=0 thr="0 0"
 	else
 		SV_CHILD_PIDS=$(sv_tree "$SERVER_PID" | { grep -vx "$SERVER_PID" || true; } | tr '\n' ' ')
+		# --require alone does not show that the runtime runs in the
+		# server: a program exec'ed on the way (a wrapper that drops
+		# LD_PRELOAD, a set-user-ID binary) runs without it. The server's
+		# own FLEXSC_RAN_FILE line, its PID and executable, does.
+		if [ "${RT#flexsc}" != "$RT" ] &&
+			! grep -qxF "$SERVER_PID $(readlink "/proc/$SERVER_PID/exe" 2>/dev/null)" "$sv_tmp/ran"; then
+			noran="the runtime did not run in the server (no FLEXSC_RAN_FILE line for PID $SERVER_PID $(readlink "/proc/$SERVER_PID/exe" 2>/dev/null); it has: $(tr '\n' ';' <"$sv_tmp/ran"))"
+		fi
 		warm_ops=0
 		if [ "$sv_warm" -gt 0 ]; then
 			$sv_client_fn "$sv_warm" "$sv_tmp/warm-$RT-$TAG.txt"
@@ -513,6 +524,7 @@ sv_point() {
 		res=$($sv_parse_fn "$sv_tmp/client-$RT-$TAG.txt")
 		[ -n "$res" ] || res='{}'
 		why=$(R="$res" python3 -c 'import json,os; print(json.loads(os.environ["R"]).get("failure", ""))')
+		[ -n "$noran" ] && why="${why:+$why; }$noran"
 		[ -n "$why" ] && ok=false
 		if [ $ok = false ] && sv_alive; then
 			bt=$(sv_backtrace "$RT-$TAG")
