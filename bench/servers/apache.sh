@@ -107,12 +107,10 @@ for CONC in $conc_list; do
 	for CLIENT in $clients; do
 		sv_client_fn=client_$CLIENT
 		sv_parse_fn=parse_$CLIENT
-		for RT in $sv_runtimes; do
-			TAG=$mpm-c$CONC-$CLIENT
-			POINT=$(printf '{"mpm":"%s","conc":%s,"file":"%s","threads_per_child":%s,"children":%s}' \
-				"$mpm" "$CONC" "$file" "$tpc" "$APACHE_CHILDREN")
-			sv_point
-		done
+		TAG=$mpm-c$CONC-$CLIENT
+		POINT=$(printf '{"mpm":"%s","conc":%s,"file":"%s","threads_per_child":%s,"children":%s}' \
+			"$mpm" "$CONC" "$file" "$tpc" "$APACHE_CHILDREN")
+		sv_points
 	done
 done
 sv_finish

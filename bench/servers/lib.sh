@@ -1,7 +1,7 @@
 # bench/servers/lib.sh: what apache.sh, mariadb.sh and bind.sh share. Sourced.
 #
-# Every script runs one real Debian server, unmodified, first on NPTL and
-# then under flexsc-run, side by side:
+# Every script runs one real Debian server, unmodified, on NPTL and under
+# flexsc-run, side by side:
 #   nptl     taskset -c 0 SERVER...                              (kernel threads on CPU 0)
 #   flexsc   taskset -c 0 flexsc-run --require --cores 0 --stats -- SERVER... (one carrier on CPU 0)
 # with its client pinned to CPU 1 (taskset -c 1), for a bounded time per
@@ -18,8 +18,20 @@
 # Every process is started in the background and stopped by its PID
 # (the server's own stop command, then TERM, then KILL; every wait bounded).
 #
+# Each point runs --repeat N times under every runtime (default 1; make
+# bench-servers: 5), the runtimes' order reversed every other time (nptl
+# flexsc, flexsc nptl, ...: neither always meets the machine first); every
+# run is one JSON line with its "repeat", "run_order" and "attempt". A run
+# that other work disturbed ("noisy": other processes took more than 10%
+# of CPU 0 while it was measured) is run again once, right after it
+# (after waiting for quiet): its record gets "rerun": true and the rerun's
+# "attempt": 2, and summaries and plots use the rerun. The table gives per
+# point and runtime the median and the spread (min-max) of the runs, and
+# the medians of the flexsc / NPTL ratios of the runs of the same repeat
+# (bench/servers/summary.py).
+#
 # Common options (after BUILD): --seconds S (measured, default 10), --warm S
-# (unmeasured load first, default 2), --runtimes "nptl flexsc" (or
+# (unmeasured load first, default 2), --repeat N, --runtimes "nptl flexsc" (or
 # flexsc-sc1: --cores 0 --syscall-cores 1, the server's carrier on CPU 0
 # and its syscall threads / SQPOLL thread on CPU 1, which the client
 # shares; recorded in "layout"; flexsc-eN: as flexsc with --entries N,
@@ -77,12 +89,13 @@ sv_parse_common() {
 	[ $# -ge 1 ] || sv_usage
 	sv_build=$(cd "$1" 2>/dev/null && pwd) || sv_die "no build directory '$1'"
 	shift
-	sv_dur=10 sv_warm=2 sv_runtimes="nptl flexsc" sv_name=servers-$SV_SERVER
+	sv_dur=10 sv_warm=2 sv_repeat=1 sv_runtimes="nptl flexsc" sv_name=servers-$SV_SERVER
 	SV_ARGS=()
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--seconds) [ $# -ge 2 ] || sv_usage; sv_dur=$2; shift ;;
 		--warm) [ $# -ge 2 ] || sv_usage; sv_warm=$2; shift ;;
+		--repeat) [ $# -ge 2 ] || sv_usage; sv_repeat=$2; shift ;;
 		--runtimes) [ $# -ge 2 ] || sv_usage; sv_runtimes=$2; shift ;;
 		--out) [ $# -ge 2 ] || sv_usage; sv_name=$2; shift ;;
 		-h|--help) sv_usage ;;
@@ -90,7 +103,8 @@ sv_parse_common() {
 		esac
 		shift
 	done
-	case "$sv_dur$sv_warm" in *[!0-9]*|'') sv_usage ;; esac
+	case "$sv_dur$sv_warm$sv_repeat" in *[!0-9]*|'') sv_usage ;; esac
+	[ "$sv_repeat" -ge 1 ] || sv_usage
 	for rt in $sv_runtimes; do
 		case $rt in nptl|nptl-2c|flexsc|flexsc-2c|flexsc-sc1|flexsc-remote|flexsc-auto|flexsc-e[0-9]*|flexsc-type|flexsc-io|flexsc-iotype) ;;
 		*) sv_die "unknown runtime '$rt' (nptl nptl-2c flexsc flexsc-2c flexsc-sc1 flexsc-remote flexsc-auto flexsc-eENTRIES flexsc-type flexsc-io flexsc-iotype)" ;; esac
@@ -131,9 +145,9 @@ sv_setup() {
 	local rev dirty=false
 	rev=$(git -C "$sv_here" rev-parse --short HEAD 2>/dev/null || echo unknown)
 	[ -n "$(git -C "$sv_here" status --porcelain -- src include 2>/dev/null)" ] && dirty=true
-	printf '{"bench":"build","server":"%s","git":"%s","src_dirty":%s,"libflexsc_run_sha256":"%s","server_version":"%s","date":"%s","seconds":%s,"warm":%s,"autogroup":"%s"}\n' \
+	printf '{"bench":"build","server":"%s","git":"%s","src_dirty":%s,"libflexsc_run_sha256":"%s","server_version":"%s","date":"%s","seconds":%s,"warm":%s,"repeat":%s,"autogroup":"%s"}\n' \
 		"$SV_SERVER" "$rev" "$dirty" "$(sha256sum "$sv_tmp/rt/libflexsc-run.so" | cut -c1-16)" \
-		"$(sv_version | tr -d '"\\' | head -1)" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$sv_dur" "$sv_warm" "${sv_autogroup_now:-}" >"$sv_jsonl"
+		"$(sv_version | tr -d '"\\' | head -1)" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$sv_dur" "$sv_warm" "$sv_repeat" "${sv_autogroup_now:-}" >"$sv_jsonl"
 }
 
 sv_cleanup() {
@@ -479,16 +493,44 @@ print(json.dumps(r if procs else None, separators=(",", ":")))
 EOF
 }
 
+# sv_points: one point (TAG, POINT, CLIENT and the functions, as for
+# sv_point) under every runtime, --repeat times, the order of the
+# runtimes reversed every other time; a noisy run (its record says
+# "rerun": true) is run again once, after waiting for quiet.
+sv_points() {
+	local base=$TAG rep rts
+	for rep in $(seq "$sv_repeat"); do
+		rts=$sv_runtimes
+		[ $((rep % 2)) = 0 ] && rts=$(printf '%s\n' $sv_runtimes | tac | tr '\n' ' ')
+		SV_RUN_ORDER=$(echo $rts | tr ' ' ',')
+		SV_REP=$rep
+		for RT in $rts; do
+			SV_ATTEMPT=1 TAG=$base-r$rep
+			sv_point
+			if [ "$SV_RERUN" = 1 ]; then
+				sv_log "$RT, $CLIENT, $base, run $rep: other work took CPU 0 while it was measured; running it again"
+				sv_wait_quiet
+				SV_ATTEMPT=2 TAG=$base-r$rep-again
+				sv_point
+			fi
+		done
+	done
+	TAG=$base
+}
+
 # sv_point: runs one measured point. The caller sets:
 #   RT TAG POINT(JSON object of the point's parameters) CLIENT
 #   sv_start_fn (starts the server, returns 1 if it did not come up)
 #   sv_client_fn SECONDS OUTFILE (runs the client, bounded)
 #   sv_parse_fn OUTFILE (prints a JSON object: throughput, unit, mean_us, p99_us, errors{}, ...)
 #   sv_stop_fn (stops the server) and SV_LOGS (files that hold the server's output)
+#   SV_REP, SV_RUN_ORDER, SV_ATTEMPT (sv_points; default 1, the runtimes, 1)
 # and it appends one JSON line (or sv_skip's, under a runtime whose server
-# did not start before).
+# did not start before). SV_RERUN=1 after it if the run is to be run again
+# (attempt 1, ok and noisy).
 sv_point() {
 	local ok=true why='' t0 t1 c0a c0b res thr fx bt='' warm_ops=0 noran=''
+	SV_RERUN=0
 	case " $SV_DEAD_RT " in *" $RT "*) sv_skip; return 0 ;; esac
 	sv_log "$RT, $CLIENT, $TAG (${sv_warm}+${sv_dur} s)"
 	if ! $sv_start_fn; then
@@ -547,7 +589,8 @@ sv_point() {
 		ok=false why="no --stats output (the runtime did not exit cleanly)"
 	fi
 	local line
-	line=$(R="$res" P="$POINT" FX="$fx" ORDER="$(sv_order "$RT")" python3 - "$SV_SERVER" "$RT" "$CLIENT" "$((t1 - t0))" "$sv_hz" \
+	line=$(R="$res" P="$POINT" FX="$fx" ORDER="$(sv_order "$RT")" SV_REP="${SV_REP:-1}" SV_REPEATS="$sv_repeat" \
+		SV_RUN_ORDER="${SV_RUN_ORDER:-$(echo $sv_runtimes | tr ' ' ',')}" SV_ATTEMPT="${SV_ATTEMPT:-1}" python3 - "$SV_SERVER" "$RT" "$CLIENT" "$((t1 - t0))" "$sv_hz" \
 		"$((c0b - c0a))" "$ok" "$why" "$sv_nice" "$thr" "$sv_stop_how" "$stop_s" "$sv_dur" "$bt" "${warm_ops:-0}" <<'EOF'
 import json, os, sys
 server, rt, client, ticks, hz, c0, ok, why, nice, thr, how, stop_s, dur, bt, warm_ops = sys.argv[1:]
@@ -587,10 +630,17 @@ if why:
     r["failure"] = why
 if bt:
     r["backtrace"] = os.path.relpath(bt)
+r["repeat"] = int(os.environ["SV_REP"])
+r["repeats"] = int(os.environ["SV_REPEATS"])
+r["run_order"] = os.environ["SV_RUN_ORDER"]
+r["attempt"] = int(os.environ["SV_ATTEMPT"])
+# a noisy run is run again once; a failed one stays a failure
+r["rerun"] = r["ok"] and r["noisy"] and r["attempt"] == 1
 print(json.dumps(r, separators=(",", ":")))
 EOF
 )
 	echo "$line" >>"$sv_jsonl"
+	case $line in *'"rerun":true'*) SV_RERUN=1 ;; esac
 	if [ $ok = false ]; then
 		sv_failed=1
 		sv_log "FAILED: $RT, $CLIENT, $TAG: $why${bt:+ (backtraces: $bt)}"
@@ -615,12 +665,14 @@ EOF
 # sv_skip: records a point not run because the runtime's server failed to start before.
 sv_skip() {
 	sv_log "$RT, $CLIENT, $TAG: not run (the server did not start under $RT before)"
-	P="$POINT" python3 - "$SV_SERVER" "$RT" "$CLIENT" >>"$sv_jsonl" <<'EOF'
+	P="$POINT" python3 - "$SV_SERVER" "$RT" "$CLIENT" "${SV_REP:-1}" "$sv_repeat" "${SV_RUN_ORDER:-$(echo $sv_runtimes | tr ' ' ',')}" \
+		"${SV_ATTEMPT:-1}" >>"$sv_jsonl" <<'EOF'
 import json, os, sys
 r = {"bench": "servers", "server": sys.argv[1], "runtime": sys.argv[2], "client": sys.argv[3]}
 r.update(json.loads(os.environ["P"]))
 r["ok"] = False
 r["failure"] = "not run: the server did not start under this runtime earlier"
+r.update(repeat=int(sys.argv[4]), repeats=int(sys.argv[5]), run_order=sys.argv[6], attempt=int(sys.argv[7]), rerun=False)
 print(json.dumps(r, separators=(",", ":")))
 EOF
 	sv_failed=1
@@ -633,52 +685,6 @@ sv_finish() {
 	exit "$sv_failed"
 }
 
-# sv_summary FILES...: the table, with flexsc / NPTL ratios.
-sv_summary() {
-	sv_py - "$@" <<'EOF'
-import json, sys
-from judge import baseline
-rows = []
-for f in sys.argv[1:]:
-    try:
-        rows += [json.loads(l) for l in open(f) if l.strip()]
-    except OSError:
-        pass
-runs = [r for r in rows if r.get("bench") == "servers"]
-if not runs:
-    sys.exit(0)
-keys = ("conc", "mpm", "test", "threads", "clients", "inflight")
-def point(r):
-    return " ".join(f"{k}={r[k]}" for k in keys if k in r)
-fmt = lambda v, f="{:.0f}": "-" if v is None else f.format(v)
-print("one run per point; ratios are flexsc / NPTL (throughput and work per server CPU-second: higher is better; p99: lower)")
-print(f'{"server":<8} {"client":<9} {"point":<26} {"runtime":<7} {"ok":<4} {"ops/s":>9} {"unit":<5} {"mean us":>9} {"p99 us":>9} {"cpu s":>6} {"ops/cpu-s":>9}  {"thr x":>6} {"p99 x":>6} {"eff x":>6}')
-seen = []
-for r in runs:
-    k = (r["server"], r["client"], point(r))
-    if k not in seen:
-        seen.append(k)
-for k in seen:
-    grp = [r for r in runs if (r["server"], r["client"], point(r)) == k]
-    for r in grp:
-        rx = px = ex = None
-        base = next((b for b in grp if b["runtime"] == baseline(r["runtime"]) and b["ok"]), None)
-        if base and r["ok"]:
-            if base.get("throughput"):
-                rx = r.get("throughput", 0) / base["throughput"]
-            if base.get("p99_us") and r.get("p99_us") is not None:
-                px = r["p99_us"] / base["p99_us"]
-            if base.get("ops_per_cpu_s") and r.get("ops_per_cpu_s"):
-                ex = r["ops_per_cpu_s"] / base["ops_per_cpu_s"]
-        print(f'{k[0]:<8} {k[1]:<9} {k[2]:<26} {r["runtime"]:<7} {"yes" if r["ok"] else "NO":<4} '
-              f'{fmt(r.get("throughput")):>9} {r.get("unit", ""):<5} {fmt(r.get("mean_us")):>9} {fmt(r.get("p99_us")):>9} '
-              f'{fmt(r.get("server_cpu_s"), "{:.1f}"):>6} {fmt(r.get("ops_per_cpu_s")):>9}  '
-              f'{fmt(rx, "{:.2f}"):>6} {fmt(px, "{:.2f}"):>6} {fmt(ex, "{:.2f}"):>6}')
-bad = [r for r in runs if not r["ok"]]
-if bad:
-    print(f"{len(bad)} point(s) FAILED:")
-    for r in bad:
-        print(f'  {r["server"]} {r["runtime"]} {r["client"]} {point(r)}: {r.get("failure")}'
-              + (f' [{r["backtrace"]}]' if r.get("backtrace") else ""))
-EOF
-}
+# sv_summary FILES...: the table: medians, spreads and paired flexsc / NPTL
+# ratios (bench/servers/summary.py).
+sv_summary() { sv_py "$sv_here/bench/servers/summary.py" "$@"; }
