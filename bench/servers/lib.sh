@@ -22,8 +22,9 @@
 # bench-servers: 5), the runtimes' order reversed every other time (nptl
 # flexsc, flexsc nptl, ...: neither always meets the machine first); every
 # run is one JSON line with its "repeat", "run_order" and "attempt". A run
-# that other work disturbed ("noisy": other processes took more than 10%
-# of CPU 0 while it was measured) is run again once, right after it
+# that other work disturbed ("noisy": other processes, or the hypervisor,
+# took more than 10% of CPU 0 while it was measured; interrupt time,
+# which the server's own traffic causes, is not counted) is run again once, right after it
 # (after waiting for quiet): its record gets "rerun": true and the rerun's
 # "attempt": 2, and summaries and plots use the rerun. The table gives per
 # point and runtime the median and the spread (min-max) of the runs, and
@@ -203,7 +204,11 @@ sv_wait_quiet() {
 	done
 }
 
-sv_cpu0_busy() { awk '/^cpu0 /{print $2+$3+$4+$7+$8+$9}' /proc/stat; }
+# CPU 0's ticks: busy in processes (user, nice, system) or taken by the
+# hypervisor (steal), and in interrupts (irq, softirq). The second is kept
+# apart: a server's own network traffic is handled there, and it is
+# charged to no process, so it would count as other work.
+sv_cpu0_busy() { awk '/^cpu0 /{print $2+$3+$4+$9, $7+$8}' /proc/stat; }
 
 # The PIDs of a process and all its descendants.
 sv_tree() {
@@ -529,14 +534,14 @@ sv_points() {
 # did not start before). SV_RERUN=1 after it if the run is to be run again
 # (attempt 1, ok and noisy).
 sv_point() {
-	local ok=true why='' t0 t1 c0a c0b res thr fx bt='' warm_ops=0 noran=''
+	local ok=true why='' t0 t1 c0a c0b w0=0 w1=0 res thr fx bt='' warm_ops=0 noran=''
 	SV_RERUN=0
 	case " $SV_DEAD_RT " in *" $RT "*) sv_skip; return 0 ;; esac
 	sv_log "$RT, $CLIENT, $TAG (${sv_warm}+${sv_dur} s)"
 	if ! $sv_start_fn; then
 		ok=false why="the server did not start"
 		sv_alive && bt=$(sv_backtrace "$RT-$TAG")
-		res='{}' t0=0 t1=0 c0a=0 c0b=0 thr="0 0"
+		res='{}' t0=0 t1=0 c0a="0 0" c0b="0 0" thr="0 0"
 	else
 		SV_CHILD_PIDS=$(sv_tree "$SERVER_PID" | { grep -vx "$SERVER_PID" || true; } | tr '\n' ' ')
 		# --require alone does not show that the runtime runs in the
@@ -552,14 +557,21 @@ sv_point() {
 			$sv_client_fn "$sv_warm" "$sv_tmp/warm-$RT-$TAG.txt"
 			warm_ops=$($sv_parse_fn "$sv_tmp/warm-$RT-$TAG.txt" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("ops", 0))' 2>/dev/null || echo 0)
 		fi
-		c0a=$(sv_cpu0_busy)
+		# the server's ticks around CPU 0's, so that the window of CPU 0
+		# is the client's run alone: sv_ticks forks a reader per task
+		# (a thousand for Apache on NPTL), and on CPU 0 that is other work
+		# (the server is idle before and after the client)
 		t0=$(sv_ticks)
-		( sleep $((sv_dur / 2)); sv_threads >"$sv_tmp/threads-$RT-$TAG.txt" ) &
+		w0=$(date +%s.%N)
+		c0a=$(sv_cpu0_busy)
+		# the thread count halfway, from the client's CPU
+		( taskset -cp 1 $BASHPID >/dev/null 2>&1; sleep $((sv_dur / 2)); sv_threads >"$sv_tmp/threads-$RT-$TAG.txt" ) &
 		local sampler=$!
 		SV_EXTRA_PIDS="$sampler"
 		$sv_client_fn "$sv_dur" "$sv_tmp/client-$RT-$TAG.txt"
-		t1=$(sv_ticks)
 		c0b=$(sv_cpu0_busy)
+		w1=$(date +%s.%N)
+		t1=$(sv_ticks)
 		wait "$sampler" 2>/dev/null || true
 		SV_EXTRA_PIDS=
 		thr=$(cat "$sv_tmp/threads-$RT-$TAG.txt" 2>/dev/null || echo "0 0")
@@ -590,8 +602,8 @@ sv_point() {
 	fi
 	local line
 	line=$(R="$res" P="$POINT" FX="$fx" ORDER="$(sv_order "$RT")" SV_REP="${SV_REP:-1}" SV_REPEATS="$sv_repeat" \
-		SV_RUN_ORDER="${SV_RUN_ORDER:-$(echo $sv_runtimes | tr ' ' ',')}" SV_ATTEMPT="${SV_ATTEMPT:-1}" python3 - "$SV_SERVER" "$RT" "$CLIENT" "$((t1 - t0))" "$sv_hz" \
-		"$((c0b - c0a))" "$ok" "$why" "$sv_nice" "$thr" "$sv_stop_how" "$stop_s" "$sv_dur" "$bt" "${warm_ops:-0}" <<'EOF'
+		SV_RUN_ORDER="${SV_RUN_ORDER:-$(echo $sv_runtimes | tr ' ' ',')}" SV_ATTEMPT="${SV_ATTEMPT:-1}" WIN="$(echo "$w0 $w1" | awk '{printf "%.2f", $2 - $1}')" python3 - "$SV_SERVER" "$RT" "$CLIENT" "$((t1 - t0))" "$sv_hz" \
+		"$(echo "$c0a $c0b" | awk '{print $3 - $1, $4 - $2}')" "$ok" "$why" "$sv_nice" "$thr" "$sv_stop_how" "$stop_s" "$sv_dur" "$bt" "${warm_ops:-0}" <<'EOF'
 import json, os, sys
 server, rt, client, ticks, hz, c0, ok, why, nice, thr, how, stop_s, dur, bt, warm_ops = sys.argv[1:]
 res = json.loads(os.environ["R"])
@@ -611,7 +623,13 @@ r.update(res)
 r["server_cpu_s"] = round(cpu, 2)
 ops = res.get("ops", 0)
 r["ops_per_cpu_s"] = round(ops / cpu, 1) if cpu and ops else None
-r["foreign_cpu0_s"] = round(max(0.0, int(c0) / hz - cpu), 2)
+# other work: CPU 0's busy time in processes (sv_cpu0_busy) less the
+# server's, over the client's run (window_s of wall time); interrupt
+# time is reported apart
+r["window_s"] = float(os.environ["WIN"])
+c0, irq = (int(v) for v in c0.split())
+r["cpu0_irq_s"] = round(irq / hz, 2)
+r["foreign_cpu0_s"] = round(max(0.0, c0 / hz - cpu), 2)
 r["noisy"] = r["foreign_cpu0_s"] > 0.1 * float(dur)
 t, p = (thr.split() + ["0", "0"])[:2]
 r["server_threads"] = int(t)
