@@ -59,7 +59,7 @@ sv_failed=0
 SV_SKIP_AFTER_START_FAILURE=1 # a runtime whose server did not start once is not tried again
 SV_DEAD_RT=
 SV_CHILD_PIDS=
-SV_COMM=
+SV_COMM=${SV_COMM:-} # the server's process name (sv_live_orphan), set by the script before it sources this
 SERVER_PID=
 SV_EXTRA_PIDS=
 
@@ -158,12 +158,15 @@ sv_cleanup() {
 			kill -KILL "$p" 2>/dev/null || true
 		fi
 	done
+	# reaped first: until then the server is not gone, and its children
+	# are not orphans (and under set -e, a failing last command of a
+	# list would end the cleanup here)
+	if [ -n "$SERVER_PID" ]; then wait "$SERVER_PID" 2>/dev/null || true; fi
 	# the server's children (Apache's) that outlived it, by the PIDs recorded
 	for p in ${SV_CHILD_PIDS:-}; do
-		sv_live_orphan "$p" && kill -KILL "$p" 2>/dev/null
+		if sv_live_orphan "$p"; then kill -KILL "$p" 2>/dev/null || true; fi
 	done
-	[ -n "$SERVER_PID" ] && wait "$SERVER_PID" 2>/dev/null
-	[ -n "${sv_tmp:-}" ] && rm -rf "$sv_tmp"
+	if [ -n "${sv_tmp:-}" ]; then rm -rf "$sv_tmp"; fi
 	return 0
 }
 
