@@ -1,4 +1,4 @@
-# bench/servers/lib.sh: what apache.sh, mariadb.sh and bind.sh share. Sourced.
+# bench/servers/lib.sh: what apache.sh, mariadb.sh, bind.sh and nginx.sh share. Sourced.
 #
 # Every script runs one real Debian server, unmodified, on NPTL and under
 # flexsc-run, side by side:
@@ -52,6 +52,10 @@
 # directory under /tmp, removed at exit; the artifacts of a failed point
 # are copied to results/servers-SERVER-fail-TAG.* first. Nothing touches a system
 # instance: own ports on 127.0.0.1 only, own pid files, sockets and keys.
+# nginx.sh is the exception by design: it runs Debian's configuration as
+# installed (port 80, /run/nginx.pid, /var/log/nginx), refuses to start
+# beside a running nginx, and puts the log files back after every run
+# (its sv_cleanup_fn, called at exit too).
 
 sv_here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 sv_out=$sv_here/results
@@ -162,10 +166,12 @@ sv_cleanup() {
 	# are not orphans (and under set -e, a failing last command of a
 	# list would end the cleanup here)
 	if [ -n "$SERVER_PID" ]; then wait "$SERVER_PID" 2>/dev/null || true; fi
-	# the server's children (Apache's) that outlived it, by the PIDs recorded
+	# the server's children (Apache's, nginx's workers) that outlived it, by the PIDs recorded
 	for p in ${SV_CHILD_PIDS:-}; do
 		if sv_live_orphan "$p"; then kill -KILL "$p" 2>/dev/null || true; fi
 	done
+	# the script's own undoing (nginx.sh: the system's log files), before its files go
+	if [ -n "${sv_cleanup_fn:-}" ]; then $sv_cleanup_fn || true; fi
 	if [ -n "${sv_tmp:-}" ]; then rm -rf "$sv_tmp"; fi
 	return 0
 }
