@@ -42,7 +42,7 @@ def main(files):
     print("ok/n: runs ok of those that count (rerun: run again after other work disturbed them; noisy: "
           "disturbed still); medians over the runs, min-max their spread; ratios: medians of flexsc / NPTL "
           "run by run (same repeat); throughput and work per server CPU-second: higher is better, p99: lower")
-    print(f'{"server":<8} {"client":<9} {"point":<26} {"runtime":<13} {"ok/n":>5} {"rerun":>5} {"noisy":>5} '
+    print(f'{"server":<8} {"client":<9} {"point":<32} {"runtime":<13} {"ok/n":>5} {"rerun":>5} {"noisy":>5} '
           f'{"ops/s":>9} {"min-max":>15} {"unit":<4} {"mean us":>9} {"p99 us":>9} {"cpu s":>5} {"ops/cpu-s":>9}  '
           f'{"thr x":>5} {"min-max":>9} {"p99 x":>5} {"eff x":>5}')
     seen = []
@@ -72,7 +72,7 @@ def main(files):
                 if len(t) > 1:
                     rspread = f"{min(t):.2f}-{max(t):.2f}"
             unit = next((r.get("unit") for r in ok if r.get("unit")), "")
-            print(f'{k[0]:<8} {k[1]:<9} {k[2]:<26} {rt:<13} {f"{len(ok)}/{len(mine)}":>5} {again:>5} '
+            print(f'{k[0]:<8} {k[1]:<9} {k[2]:<32} {rt:<13} {f"{len(ok)}/{len(mine)}":>5} {again:>5} '
                   f'{sum(1 for r in ok if r.get("noisy")):>5} '
                   f'{fmt(med(thr)):>9} {spread:>15} {unit:<4} {fmt(med(r.get("mean_us") for r in ok)):>9} '
                   f'{fmt(med(r.get("p99_us") for r in ok)):>9} {fmt(med(r.get("server_cpu_s") for r in ok), "{:.1f}"):>5} '
