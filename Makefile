@@ -166,21 +166,24 @@ clean:
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
 
-# Real Debian servers (Apache, MariaDB, BIND), unmodified, on NPTL and under
-# flexsc-run side by side: bench/servers/run.sh, results/servers-*.jsonl.
+# Real Debian servers (Apache, MariaDB, BIND, nginx), unmodified, on NPTL and
+# under flexsc-run side by side: bench/servers/run.sh, results/servers-*.jsonl.
+# Every point runs SERVERS_REPEAT times (default 5) under each runtime,
+# alternating which goes first; the table gives medians and spreads.
 # Options for the scripts: FLEXSC_SERVERS_FLAGS (e.g. "--seconds 30", or
 # for bench-servers "--sweep" or "-- --seconds 30").
-.PHONY: deps-servers bench-servers bench-apache bench-mariadb bench-bind
+SERVERS_REPEAT ?= 5
+.PHONY: deps-servers bench-servers bench-apache bench-mariadb bench-bind bench-nginx
 deps-servers:
 	@scripts/deps.sh build servers
 
 bench-servers: deps-servers
 	@$(MAKE) --no-print-directory all
-	@bench/servers/run.sh $(B) $(FLEXSC_SERVERS_FLAGS)
+	@bench/servers/run.sh $(B) --repeat $(SERVERS_REPEAT) $(FLEXSC_SERVERS_FLAGS)
 
-bench-apache bench-mariadb bench-bind: bench-%: deps-servers
+bench-apache bench-mariadb bench-bind bench-nginx: bench-%: deps-servers
 	@$(MAKE) --no-print-directory all
-	@bench/servers/$*.sh $(B) $(FLEXSC_SERVERS_FLAGS)
+	@bench/servers/$*.sh $(B) --repeat $(SERVERS_REPEAT) $(FLEXSC_SERVERS_FLAGS)
 
 # Correctness of the real servers under flexsc-run: bench/servers/check.sh
 # (Apache privileges, restarts and stop; MariaDB writes, clean shutdown and

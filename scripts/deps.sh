@@ -17,7 +17,7 @@ declare -A group=(
 	[test]="clang libclang-rt-14-dev procps pigz stress-ng gdb"
 	[bench]="python3 python3-matplotlib valgrind wrk iproute2"
 	[programs]="xz-utils zstd sqlite3 python3 git make coreutils memcached libmemcached-tools redis-server redis-tools"
-	[servers]="apache2 apache2-utils mariadb-server mariadb-client sysbench bind9 bind9-utils bind9-dnsutils curl dnsperf gdb strace procps iproute2 python3 python3-matplotlib wrk"
+	[servers]="apache2 apache2-utils nginx mariadb-server mariadb-client sysbench bind9 bind9-utils bind9-dnsutils curl dnsperf gdb strace procps iproute2 python3 python3-matplotlib wrk"
 )
 
 check=0

@@ -15,7 +15,7 @@
 # runs as root and its children as www-data, as Debian runs it.
 # For each concurrency (default "64 512"; the issue's sweep: "16 64 256
 # 1024 2048") and each client (wrk -t1 --latency, ab -k: both keep-alive,
-# GET of one file), the server is started under each runtime, loaded
+# GET of one file; bench/servers/http.sh), the server is started under each runtime, loaded
 # for --warm then --seconds, and stopped (SIGTERM to the parent: Apache's
 # stop). Results: results/servers-apache.jsonl, and the table.
 set -euo pipefail
@@ -45,6 +45,7 @@ for n in $conc_list $tpc; do case $n in ''|*[!0-9]*) sv_usage ;; esac; done
 for c in $clients; do case $c in wrk|ab) ;; *) sv_usage ;; esac; done
 [ -x /usr/sbin/apache2 ] || sv_die "/usr/sbin/apache2 is missing: scripts/deps.sh servers"
 sv_setup wrk ab
+. "$(dirname "$0")/http.sh"
 
 root=$sv_tmp/apache
 mkdir -p "$root/conf" "$root/htdocs" "$root/logs" "$root/run"
@@ -55,18 +56,6 @@ head -c 4096 /dev/zero | tr '\0' c >"$root/htdocs/4k.html"
 chmod 644 "$root"/htdocs/*
 port=$(sv_port 18280)
 url=http://127.0.0.1:$port/$file
-
-cat >"$sv_tmp/report.lua" <<'EOF'
-done = function(summary, latency, requests)
-	local e = summary.errors
-	io.write(string.format('WRKJSON {"requests":%d,"duration_us":%d,' ..
-		'"err_connect":%d,"err_read":%d,"err_write":%d,"err_status":%d,"err_timeout":%d,' ..
-		'"mean_us":%.1f,"p50_us":%d,"p99_us":%d,"max_us":%d}\n',
-		summary.requests, summary.duration,
-		e.connect, e.read, e.write, e.status, e.timeout,
-		latency.mean, latency:percentile(50), latency:percentile(99), latency.max))
-end
-EOF
 
 write_conf() { # conc
 	local children=$(((2 * $1 + tpc - 1) / tpc))
@@ -109,65 +98,6 @@ start_apache() {
 
 stop_apache() { sv_stop kill -TERM "$SERVER_PID"; }
 
-client_wrk() { # seconds outfile
-	timeout -k 5 $(($1 + 60)) nice -n "$sv_nice" taskset -c 1 wrk -t1 -c "$CONC" -d "${1}s" --timeout 10s --latency \
-		-s "$sv_tmp/report.lua" "$url" >"$2" 2>&1 || echo "CLIENT-EXIT $?" >>"$2"
-}
-
-client_ab() { # seconds outfile: -t before -n (ab's -t resets -n); ab allocates -n records up front
-	timeout -k 5 $(($1 + 60)) nice -n "$sv_nice" taskset -c 1 ab -k -q -c "$CONC" -t "$1" -n $((100000 * $1)) -s 10 \
-		-e "$2.csv" "$url" >"$2" 2>&1 || echo "CLIENT-EXIT $?" >>"$2"
-}
-
-parse_wrk() {
-	sv_py - "$1" <<'EOF'
-import json, re, sys
-from judge import read, judge
-t, _ = read(sys.argv[1])
-m = re.search(r"^WRKJSON (.*)$", t, re.M)
-if not m:
-    print(json.dumps({"failure": "wrk produced no result"})); sys.exit()
-w = json.loads(m.group(1))
-d = w["duration_us"] / 1e6
-errs = {k[4:]: w[k] for k in w if k.startswith("err_")}
-r = {"ops": w["requests"], "throughput": round(w["requests"] / d, 1) if d else 0, "unit": "req",
-     "duration_s": round(d, 3), "mean_us": w["mean_us"], "p50_us": w["p50_us"], "p99_us": w["p99_us"],
-     "max_us": w["max_us"], "errors": errs}
-judge(r, "wrk", t, "no request answered")
-EOF
-}
-
-parse_ab() {
-	sv_py - "$1" <<'EOF'
-import sys
-from judge import read, no_result, judge
-f = sys.argv[1]
-t, num = read(f)
-done = num(r"^Complete requests:\s+(\d+)")
-if done is None:
-    no_result("ab", t, 3)
-dur = num(r"^Time taken for tests:\s+([\d.]+)")
-errs = {"failed": int(num(r"^Failed requests:\s+(\d+)", 0)),
-        "non_2xx": int(num(r"^Non-2xx responses:\s+(\d+)", 0)),
-        "write": int(num(r"^Write errors:\s+(\d+)", 0)),
-        "exceptions": int(num(r"Exceptions:\s+(\d+)", 0))}
-r = {"ops": int(done), "throughput": round(done / dur, 1) if dur else 0, "unit": "req", "duration_s": dur,
-     "mean_us": round(num(r"^Time per request:\s+([\d.]+) \[ms\] \(mean\)", 0) * 1000, 1), "errors": errs}
-try:  # ab -e: the time (ms) within which each percentage of the requests was served
-    pct = {}
-    for line in open(f + ".csv"):
-        a, _, b = line.strip().partition(",")
-        if a.isdigit():
-            pct[int(a)] = float(b)
-    r["p50_us"] = round(pct[50] * 1000)
-    r["p99_us"] = round(pct[99] * 1000)
-    r["max_us"] = round(pct[100] * 1000)
-except (OSError, KeyError, ValueError):
-    pass
-judge(r, "ab", t, "no request answered")
-EOF
-}
-
 sv_start_fn=start_apache
 sv_stop_fn=stop_apache
 SV_LOGS="$root/logs/out.log $root/logs/error.log"
@@ -177,12 +107,10 @@ for CONC in $conc_list; do
 	for CLIENT in $clients; do
 		sv_client_fn=client_$CLIENT
 		sv_parse_fn=parse_$CLIENT
-		for RT in $sv_runtimes; do
-			TAG=$mpm-c$CONC-$CLIENT
-			POINT=$(printf '{"mpm":"%s","conc":%s,"file":"%s","threads_per_child":%s,"children":%s}' \
-				"$mpm" "$CONC" "$file" "$tpc" "$APACHE_CHILDREN")
-			sv_point
-		done
+		TAG=$mpm-c$CONC-$CLIENT
+		POINT=$(printf '{"mpm":"%s","conc":%s,"file":"%s","threads_per_child":%s,"children":%s}' \
+			"$mpm" "$CONC" "$file" "$tpc" "$APACHE_CHILDREN")
+		sv_points
 	done
 done
 sv_finish

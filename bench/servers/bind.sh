@@ -115,11 +115,9 @@ sv_wait_quiet
 for load in $loads; do
 	CLIENTS=${load%%:*} INFLIGHT=${load#*:}
 	CLIENT=dnsperf
-	for RT in $sv_runtimes; do
-		TAG=c$CLIENTS-q$INFLIGHT
-		POINT=$(printf '{"clients":%s,"inflight":%s,"names":%s,"workers":%s,"user":"%s"}' \
-			"$CLIENTS" "$INFLIGHT" "$names" "$workers" "$user")
-		sv_point
-	done
+	TAG=c$CLIENTS-q$INFLIGHT
+	POINT=$(printf '{"clients":%s,"inflight":%s,"names":%s,"workers":%s,"user":"%s"}' \
+		"$CLIENTS" "$INFLIGHT" "$names" "$workers" "$user")
+	sv_points
 done
 sv_finish

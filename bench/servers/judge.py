@@ -4,7 +4,9 @@ lib.sh run as `sv_py`, which puts this directory on the path; plot.py sits
 beside it). Each parser turns one client's output into the JSON object that
 sv_point (lib.sh) records; these are the parts that must judge every client
 alike: a client error or a non-zero exit status fails the point. And every
-ratio is taken against the same NPTL layout (baseline)."""
+ratio is taken against the same NPTL layout (baseline), run by run against
+the baseline's run of the same repeat (paired), over the same runs
+(counted: a noisy run that was run again gives way to its rerun)."""
 import json
 import re
 import sys
@@ -52,3 +54,44 @@ def baseline(runtime):
     if runtime.startswith("nptl"):
         return None
     return "nptl-2c" if runtime.endswith("-2c") else "nptl"
+
+
+def load(files):
+    """The records of the JSONL FILES, each with "_src": its file's index
+    (runs are paired within one file)."""
+    rows = []
+    for i, f in enumerate(files):
+        try:
+            with open(f) as fh:
+                rows += [dict(json.loads(l), _src=i) for l in fh if l.strip()]
+        except OSError:
+            pass
+    return rows
+
+
+def counted(rows):
+    """The runs that count: every servers record but those run again
+    because other work disturbed them ("rerun": true, lib.sh's sv_points):
+    their reruns count instead."""
+    return [r for r in rows if r.get("bench") == "servers" and not r.get("rerun")]
+
+
+def paired(grp, runtime, base=None):
+    """(run, baseline run) pairs of RUNTIME among one point's counted runs
+    GRP: a run and the baseline's (BASE, default baseline(RUNTIME)) run
+    of the same file and repeat (the same round of alternation; in files
+    of one run per point, the k-th of each). Failed runs pair with
+    nothing."""
+    def by_round(rt):
+        d = {}
+        for r in grp:
+            if r["runtime"] == rt and r.get("ok"):
+                d.setdefault((r.get("_src"), r.get("repeat", 1)), []).append(r)
+        return d
+    a, b = by_round(runtime), by_round(base or baseline(runtime))
+    return [(x, y) for k in a if k in b for x, y in zip(a[k], b[k])]
+
+
+def ratios(pairs, key):
+    """run[KEY] / baseline[KEY] of every pair where both are known and non-zero."""
+    return [x[key] / y[key] for x, y in pairs if x.get(key) and y.get(key)]

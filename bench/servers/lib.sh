@@ -1,23 +1,38 @@
-# bench/servers/lib.sh: what apache.sh, mariadb.sh and bind.sh share. Sourced.
+# bench/servers/lib.sh: what apache.sh, mariadb.sh, bind.sh and nginx.sh share. Sourced.
 #
-# Every script runs one real Debian server, unmodified, first on NPTL and
-# then under flexsc-run, side by side:
+# Every script runs one real Debian server, unmodified, on NPTL and under
+# flexsc-run, side by side:
 #   nptl     taskset -c 0 SERVER...                              (kernel threads on CPU 0)
 #   flexsc   taskset -c 0 flexsc-run --require --cores 0 --stats -- SERVER... (one carrier on CPU 0)
 # with its client pinned to CPU 1 (taskset -c 1), for a bounded time per
 # point. It records throughput, mean and p99 latency, the server's CPU time
 # (utime+stime from /proc/PID/stat of every server process, children
 # included, and of the children it reaped: work per server CPU-second) and
-# the client's errors; any error, a server that does not start, or one
-# that dies, fails the point loudly (exit status 1). A server that does
+# the client's errors; any error, a server that does not start, one
+# that dies, or a flexsc-run whose runtime did not start in the server
+# (no FLEXSC_RAN_FILE line for the server's PID), fails the point loudly
+# (exit status 1). A server that does
 # not start or stops answering is backtraced with gdb while it still runs:
 # every kernel thread, and under flexsc-run every parked user thread too
 # (bench/servers/uthreads-bt.py); the file is named in the failure.
 # Every process is started in the background and stopped by its PID
 # (the server's own stop command, then TERM, then KILL; every wait bounded).
 #
+# Each point runs --repeat N times under every runtime (default 1; make
+# bench-servers: 5), the runtimes' order reversed every other time (nptl
+# flexsc, flexsc nptl, ...: neither always meets the machine first); every
+# run is one JSON line with its "repeat", "run_order" and "attempt". A run
+# that other work disturbed ("noisy": other processes, or the hypervisor,
+# took more than 10% of CPU 0 while it was measured; interrupt time,
+# which the server's own traffic causes, is not counted) is run again once, right after it
+# (after waiting for quiet): its record gets "rerun": true and the rerun's
+# "attempt": 2, and summaries and plots use the rerun. The table gives per
+# point and runtime the median and the spread (min-max) of the runs, and
+# the medians of the flexsc / NPTL ratios of the runs of the same repeat
+# (bench/servers/summary.py).
+#
 # Common options (after BUILD): --seconds S (measured, default 10), --warm S
-# (unmeasured load first, default 2), --runtimes "nptl flexsc" (or
+# (unmeasured load first, default 2), --repeat N, --runtimes "nptl flexsc" (or
 # flexsc-sc1: --cores 0 --syscall-cores 1, the server's carrier on CPU 0
 # and its syscall threads / SQPOLL thread on CPU 1, which the client
 # shares; recorded in "layout"; flexsc-eN: as flexsc with --entries N,
@@ -37,6 +52,10 @@
 # directory under /tmp, removed at exit; the artifacts of a failed point
 # are copied to results/servers-SERVER-fail-TAG.* first. Nothing touches a system
 # instance: own ports on 127.0.0.1 only, own pid files, sockets and keys.
+# nginx.sh is the exception by design: it runs Debian's configuration as
+# installed (port 80, /run/nginx.pid, /var/log/nginx), refuses to start
+# beside a running nginx, and puts the log files back after every run
+# (its sv_cleanup_fn, called at exit too).
 
 sv_here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 sv_out=$sv_here/results
@@ -44,7 +63,7 @@ sv_failed=0
 SV_SKIP_AFTER_START_FAILURE=1 # a runtime whose server did not start once is not tried again
 SV_DEAD_RT=
 SV_CHILD_PIDS=
-SV_COMM=
+SV_COMM=${SV_COMM:-} # the server's process name (sv_live_orphan), set by the script before it sources this
 SERVER_PID=
 SV_EXTRA_PIDS=
 
@@ -75,12 +94,13 @@ sv_parse_common() {
 	[ $# -ge 1 ] || sv_usage
 	sv_build=$(cd "$1" 2>/dev/null && pwd) || sv_die "no build directory '$1'"
 	shift
-	sv_dur=10 sv_warm=2 sv_runtimes="nptl flexsc" sv_name=servers-$SV_SERVER
+	sv_dur=10 sv_warm=2 sv_repeat=1 sv_runtimes="nptl flexsc" sv_name=servers-$SV_SERVER
 	SV_ARGS=()
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--seconds) [ $# -ge 2 ] || sv_usage; sv_dur=$2; shift ;;
 		--warm) [ $# -ge 2 ] || sv_usage; sv_warm=$2; shift ;;
+		--repeat) [ $# -ge 2 ] || sv_usage; sv_repeat=$2; shift ;;
 		--runtimes) [ $# -ge 2 ] || sv_usage; sv_runtimes=$2; shift ;;
 		--out) [ $# -ge 2 ] || sv_usage; sv_name=$2; shift ;;
 		-h|--help) sv_usage ;;
@@ -88,7 +108,8 @@ sv_parse_common() {
 		esac
 		shift
 	done
-	case "$sv_dur$sv_warm" in *[!0-9]*|'') sv_usage ;; esac
+	case "$sv_dur$sv_warm$sv_repeat" in *[!0-9]*|'') sv_usage ;; esac
+	[ "$sv_repeat" -ge 1 ] || sv_usage
 	for rt in $sv_runtimes; do
 		case $rt in nptl|nptl-2c|flexsc|flexsc-2c|flexsc-sc1|flexsc-remote|flexsc-auto|flexsc-e[0-9]*|flexsc-type|flexsc-io|flexsc-iotype) ;;
 		*) sv_die "unknown runtime '$rt' (nptl nptl-2c flexsc flexsc-2c flexsc-sc1 flexsc-remote flexsc-auto flexsc-eENTRIES flexsc-type flexsc-io flexsc-iotype)" ;; esac
@@ -129,9 +150,9 @@ sv_setup() {
 	local rev dirty=false
 	rev=$(git -C "$sv_here" rev-parse --short HEAD 2>/dev/null || echo unknown)
 	[ -n "$(git -C "$sv_here" status --porcelain -- src include 2>/dev/null)" ] && dirty=true
-	printf '{"bench":"build","server":"%s","git":"%s","src_dirty":%s,"libflexsc_run_sha256":"%s","server_version":"%s","date":"%s","seconds":%s,"warm":%s,"autogroup":"%s"}\n' \
+	printf '{"bench":"build","server":"%s","git":"%s","src_dirty":%s,"libflexsc_run_sha256":"%s","server_version":"%s","date":"%s","seconds":%s,"warm":%s,"repeat":%s,"autogroup":"%s"}\n' \
 		"$SV_SERVER" "$rev" "$dirty" "$(sha256sum "$sv_tmp/rt/libflexsc-run.so" | cut -c1-16)" \
-		"$(sv_version | tr -d '"\\' | head -1)" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$sv_dur" "$sv_warm" "${sv_autogroup_now:-}" >"$sv_jsonl"
+		"$(sv_version | tr -d '"\\' | head -1)" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$sv_dur" "$sv_warm" "$sv_repeat" "${sv_autogroup_now:-}" >"$sv_jsonl"
 }
 
 sv_cleanup() {
@@ -141,12 +162,17 @@ sv_cleanup() {
 			kill -KILL "$p" 2>/dev/null || true
 		fi
 	done
-	# the server's children (Apache's) that outlived it, by the PIDs recorded
+	# reaped first: until then the server is not gone, and its children
+	# are not orphans (and under set -e, a failing last command of a
+	# list would end the cleanup here)
+	if [ -n "$SERVER_PID" ]; then wait "$SERVER_PID" 2>/dev/null || true; fi
+	# the server's children (Apache's, nginx's workers) that outlived it, by the PIDs recorded
 	for p in ${SV_CHILD_PIDS:-}; do
-		sv_live_orphan "$p" && kill -KILL "$p" 2>/dev/null
+		if sv_live_orphan "$p"; then kill -KILL "$p" 2>/dev/null || true; fi
 	done
-	[ -n "$SERVER_PID" ] && wait "$SERVER_PID" 2>/dev/null
-	[ -n "${sv_tmp:-}" ] && rm -rf "$sv_tmp"
+	# the script's own undoing (nginx.sh: the system's log files), before its files go
+	if [ -n "${sv_cleanup_fn:-}" ]; then $sv_cleanup_fn || true; fi
+	if [ -n "${sv_tmp:-}" ]; then rm -rf "$sv_tmp"; fi
 	return 0
 }
 
@@ -187,7 +213,11 @@ sv_wait_quiet() {
 	done
 }
 
-sv_cpu0_busy() { awk '/^cpu0 /{print $2+$3+$4+$7+$8+$9}' /proc/stat; }
+# CPU 0's ticks: busy in processes (user, nice, system) or taken by the
+# hypervisor (steal), and in interrupts (irq, softirq). The second is kept
+# apart: a server's own network traffic is handled there, and it is
+# charged to no process, so it would count as other work.
+sv_cpu0_busy() { awk '/^cpu0 /{print $2+$3+$4+$9, $7+$8}' /proc/stat; }
 
 # The PIDs of a process and all its descendants.
 sv_tree() {
@@ -242,6 +272,7 @@ sv_alive() { [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; }
 sv_launch() {
 	local rt=$1 log=$2
 	shift 2
+	: >"$sv_tmp/ran" # this launch's lines only (sv_point checks them)
 	case $rt in
 	nptl) nice -n "$sv_nice" taskset -c 0 "$@" >"$log" 2>&1 </dev/null & ;;
 	flexsc|flexsc-type|flexsc-io|flexsc-iotype) FLEXSC_RAN_FILE="$sv_tmp/ran" nice -n "$sv_nice" taskset -c 0 "$sv_tmp/rt/flexsc-run" --require --cores 0 --order "$(sv_order "$rt")" --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
@@ -476,43 +507,87 @@ print(json.dumps(r if procs else None, separators=(",", ":")))
 EOF
 }
 
+# sv_points: one point (TAG, POINT, CLIENT and the functions, as for
+# sv_point) under every runtime, --repeat times, the order of the
+# runtimes reversed every other time; a noisy run (its record says
+# "rerun": true) is run again once, after waiting for quiet.
+sv_points() {
+	local base=$TAG rep rts
+	for rep in $(seq "$sv_repeat"); do
+		rts=$sv_runtimes
+		[ $((rep % 2)) = 0 ] && rts=$(printf '%s\n' $sv_runtimes | tac | tr '\n' ' ')
+		SV_RUN_ORDER=$(echo $rts | tr ' ' ',')
+		SV_REP=$rep
+		for RT in $rts; do
+			SV_ATTEMPT=1 TAG=$base-r$rep
+			sv_point
+			if [ "$SV_RERUN" = 1 ]; then
+				sv_log "$RT, $CLIENT, $base, run $rep: other work took CPU 0 while it was measured; running it again"
+				sv_wait_quiet
+				SV_ATTEMPT=2 TAG=$base-r$rep-again
+				sv_point
+			fi
+		done
+	done
+	TAG=$base
+}
+
 # sv_point: runs one measured point. The caller sets:
 #   RT TAG POINT(JSON object of the point's parameters) CLIENT
 #   sv_start_fn (starts the server, returns 1 if it did not come up)
 #   sv_client_fn SECONDS OUTFILE (runs the client, bounded)
 #   sv_parse_fn OUTFILE (prints a JSON object: throughput, unit, mean_us, p99_us, errors{}, ...)
 #   sv_stop_fn (stops the server) and SV_LOGS (files that hold the server's output)
+#   SV_REP, SV_RUN_ORDER, SV_ATTEMPT (sv_points; default 1, the runtimes, 1)
 # and it appends one JSON line (or sv_skip's, under a runtime whose server
-# did not start before).
+# did not start before). SV_RERUN=1 after it if the run is to be run again
+# (attempt 1, ok and noisy).
 sv_point() {
-	local ok=true why='' t0 t1 c0a c0b res thr fx bt='' warm_ops=0
+	local ok=true why='' t0 t1 c0a c0b w0=0 w1=0 res thr fx bt='' warm_ops=0 noran=''
+	SV_RERUN=0
 	case " $SV_DEAD_RT " in *" $RT "*) sv_skip; return 0 ;; esac
 	sv_log "$RT, $CLIENT, $TAG (${sv_warm}+${sv_dur} s)"
 	if ! $sv_start_fn; then
 		ok=false why="the server did not start"
 		sv_alive && bt=$(sv_backtrace "$RT-$TAG")
-		res='{}' t0=0 t1=0 c0a=0 c0b=0 thr="0 0"
+		res='{}' t0=0 t1=0 c0a="0 0" c0b="0 0" thr="0 0"
 	else
 		SV_CHILD_PIDS=$(sv_tree "$SERVER_PID" | { grep -vx "$SERVER_PID" || true; } | tr '\n' ' ')
+		# --require alone does not show that the runtime runs in the
+		# server: a program exec'ed on the way (a wrapper that drops
+		# LD_PRELOAD, a set-user-ID binary) runs without it. The server's
+		# own FLEXSC_RAN_FILE line, its PID and executable, does.
+		if [ "${RT#flexsc}" != "$RT" ] &&
+			! grep -qxF "$SERVER_PID $(readlink "/proc/$SERVER_PID/exe" 2>/dev/null)" "$sv_tmp/ran"; then
+			noran="the runtime did not run in the server (no FLEXSC_RAN_FILE line for PID $SERVER_PID $(readlink "/proc/$SERVER_PID/exe" 2>/dev/null); it has: $(tr '\n' ';' <"$sv_tmp/ran"))"
+		fi
 		warm_ops=0
 		if [ "$sv_warm" -gt 0 ]; then
 			$sv_client_fn "$sv_warm" "$sv_tmp/warm-$RT-$TAG.txt"
 			warm_ops=$($sv_parse_fn "$sv_tmp/warm-$RT-$TAG.txt" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("ops", 0))' 2>/dev/null || echo 0)
 		fi
-		c0a=$(sv_cpu0_busy)
+		# the server's ticks around CPU 0's, so that the window of CPU 0
+		# is the client's run alone: sv_ticks forks a reader per task
+		# (a thousand for Apache on NPTL), and on CPU 0 that is other work
+		# (the server is idle before and after the client)
 		t0=$(sv_ticks)
-		( sleep $((sv_dur / 2)); sv_threads >"$sv_tmp/threads-$RT-$TAG.txt" ) &
+		w0=$(date +%s.%N)
+		c0a=$(sv_cpu0_busy)
+		# the thread count halfway, from the client's CPU
+		( taskset -cp 1 $BASHPID >/dev/null 2>&1; sleep $((sv_dur / 2)); sv_threads >"$sv_tmp/threads-$RT-$TAG.txt" ) &
 		local sampler=$!
 		SV_EXTRA_PIDS="$sampler"
 		$sv_client_fn "$sv_dur" "$sv_tmp/client-$RT-$TAG.txt"
-		t1=$(sv_ticks)
 		c0b=$(sv_cpu0_busy)
+		w1=$(date +%s.%N)
+		t1=$(sv_ticks)
 		wait "$sampler" 2>/dev/null || true
 		SV_EXTRA_PIDS=
 		thr=$(cat "$sv_tmp/threads-$RT-$TAG.txt" 2>/dev/null || echo "0 0")
 		res=$($sv_parse_fn "$sv_tmp/client-$RT-$TAG.txt")
 		[ -n "$res" ] || res='{}'
 		why=$(R="$res" python3 -c 'import json,os; print(json.loads(os.environ["R"]).get("failure", ""))')
+		[ -n "$noran" ] && why="${why:+$why; }$noran"
 		[ -n "$why" ] && ok=false
 		if [ $ok = false ] && sv_alive; then
 			bt=$(sv_backtrace "$RT-$TAG")
@@ -535,8 +610,9 @@ sv_point() {
 		ok=false why="no --stats output (the runtime did not exit cleanly)"
 	fi
 	local line
-	line=$(R="$res" P="$POINT" FX="$fx" ORDER="$(sv_order "$RT")" python3 - "$SV_SERVER" "$RT" "$CLIENT" "$((t1 - t0))" "$sv_hz" \
-		"$((c0b - c0a))" "$ok" "$why" "$sv_nice" "$thr" "$sv_stop_how" "$stop_s" "$sv_dur" "$bt" "${warm_ops:-0}" <<'EOF'
+	line=$(R="$res" P="$POINT" FX="$fx" ORDER="$(sv_order "$RT")" SV_REP="${SV_REP:-1}" SV_REPEATS="$sv_repeat" \
+		SV_RUN_ORDER="${SV_RUN_ORDER:-$(echo $sv_runtimes | tr ' ' ',')}" SV_ATTEMPT="${SV_ATTEMPT:-1}" WIN="$(echo "$w0 $w1" | awk '{printf "%.2f", $2 - $1}')" python3 - "$SV_SERVER" "$RT" "$CLIENT" "$((t1 - t0))" "$sv_hz" \
+		"$(echo "$c0a $c0b" | awk '{print $3 - $1, $4 - $2}')" "$ok" "$why" "$sv_nice" "$thr" "$sv_stop_how" "$stop_s" "$sv_dur" "$bt" "${warm_ops:-0}" <<'EOF'
 import json, os, sys
 server, rt, client, ticks, hz, c0, ok, why, nice, thr, how, stop_s, dur, bt, warm_ops = sys.argv[1:]
 res = json.loads(os.environ["R"])
@@ -556,7 +632,13 @@ r.update(res)
 r["server_cpu_s"] = round(cpu, 2)
 ops = res.get("ops", 0)
 r["ops_per_cpu_s"] = round(ops / cpu, 1) if cpu and ops else None
-r["foreign_cpu0_s"] = round(max(0.0, int(c0) / hz - cpu), 2)
+# other work: CPU 0's busy time in processes (sv_cpu0_busy) less the
+# server's, over the client's run (window_s of wall time); interrupt
+# time is reported apart
+r["window_s"] = float(os.environ["WIN"])
+c0, irq = (int(v) for v in c0.split())
+r["cpu0_irq_s"] = round(irq / hz, 2)
+r["foreign_cpu0_s"] = round(max(0.0, c0 / hz - cpu), 2)
 r["noisy"] = r["foreign_cpu0_s"] > 0.1 * float(dur)
 t, p = (thr.split() + ["0", "0"])[:2]
 r["server_threads"] = int(t)
@@ -575,10 +657,17 @@ if why:
     r["failure"] = why
 if bt:
     r["backtrace"] = os.path.relpath(bt)
+r["repeat"] = int(os.environ["SV_REP"])
+r["repeats"] = int(os.environ["SV_REPEATS"])
+r["run_order"] = os.environ["SV_RUN_ORDER"]
+r["attempt"] = int(os.environ["SV_ATTEMPT"])
+# a noisy run is run again once; a failed one stays a failure
+r["rerun"] = r["ok"] and r["noisy"] and r["attempt"] == 1
 print(json.dumps(r, separators=(",", ":")))
 EOF
 )
 	echo "$line" >>"$sv_jsonl"
+	case $line in *'"rerun":true'*) SV_RERUN=1 ;; esac
 	if [ $ok = false ]; then
 		sv_failed=1
 		sv_log "FAILED: $RT, $CLIENT, $TAG: $why${bt:+ (backtraces: $bt)}"
@@ -603,12 +692,14 @@ EOF
 # sv_skip: records a point not run because the runtime's server failed to start before.
 sv_skip() {
 	sv_log "$RT, $CLIENT, $TAG: not run (the server did not start under $RT before)"
-	P="$POINT" python3 - "$SV_SERVER" "$RT" "$CLIENT" >>"$sv_jsonl" <<'EOF'
+	P="$POINT" python3 - "$SV_SERVER" "$RT" "$CLIENT" "${SV_REP:-1}" "$sv_repeat" "${SV_RUN_ORDER:-$(echo $sv_runtimes | tr ' ' ',')}" \
+		"${SV_ATTEMPT:-1}" >>"$sv_jsonl" <<'EOF'
 import json, os, sys
 r = {"bench": "servers", "server": sys.argv[1], "runtime": sys.argv[2], "client": sys.argv[3]}
 r.update(json.loads(os.environ["P"]))
 r["ok"] = False
 r["failure"] = "not run: the server did not start under this runtime earlier"
+r.update(repeat=int(sys.argv[4]), repeats=int(sys.argv[5]), run_order=sys.argv[6], attempt=int(sys.argv[7]), rerun=False)
 print(json.dumps(r, separators=(",", ":")))
 EOF
 	sv_failed=1
@@ -621,52 +712,6 @@ sv_finish() {
 	exit "$sv_failed"
 }
 
-# sv_summary FILES...: the table, with flexsc / NPTL ratios.
-sv_summary() {
-	sv_py - "$@" <<'EOF'
-import json, sys
-from judge import baseline
-rows = []
-for f in sys.argv[1:]:
-    try:
-        rows += [json.loads(l) for l in open(f) if l.strip()]
-    except OSError:
-        pass
-runs = [r for r in rows if r.get("bench") == "servers"]
-if not runs:
-    sys.exit(0)
-keys = ("conc", "mpm", "test", "threads", "clients", "inflight")
-def point(r):
-    return " ".join(f"{k}={r[k]}" for k in keys if k in r)
-fmt = lambda v, f="{:.0f}": "-" if v is None else f.format(v)
-print("one run per point; ratios are flexsc / NPTL (throughput and work per server CPU-second: higher is better; p99: lower)")
-print(f'{"server":<8} {"client":<9} {"point":<26} {"runtime":<7} {"ok":<4} {"ops/s":>9} {"unit":<5} {"mean us":>9} {"p99 us":>9} {"cpu s":>6} {"ops/cpu-s":>9}  {"thr x":>6} {"p99 x":>6} {"eff x":>6}')
-seen = []
-for r in runs:
-    k = (r["server"], r["client"], point(r))
-    if k not in seen:
-        seen.append(k)
-for k in seen:
-    grp = [r for r in runs if (r["server"], r["client"], point(r)) == k]
-    for r in grp:
-        rx = px = ex = None
-        base = next((b for b in grp if b["runtime"] == baseline(r["runtime"]) and b["ok"]), None)
-        if base and r["ok"]:
-            if base.get("throughput"):
-                rx = r.get("throughput", 0) / base["throughput"]
-            if base.get("p99_us") and r.get("p99_us") is not None:
-                px = r["p99_us"] / base["p99_us"]
-            if base.get("ops_per_cpu_s") and r.get("ops_per_cpu_s"):
-                ex = r["ops_per_cpu_s"] / base["ops_per_cpu_s"]
-        print(f'{k[0]:<8} {k[1]:<9} {k[2]:<26} {r["runtime"]:<7} {"yes" if r["ok"] else "NO":<4} '
-              f'{fmt(r.get("throughput")):>9} {r.get("unit", ""):<5} {fmt(r.get("mean_us")):>9} {fmt(r.get("p99_us")):>9} '
-              f'{fmt(r.get("server_cpu_s"), "{:.1f}"):>6} {fmt(r.get("ops_per_cpu_s")):>9}  '
-              f'{fmt(rx, "{:.2f}"):>6} {fmt(px, "{:.2f}"):>6} {fmt(ex, "{:.2f}"):>6}')
-bad = [r for r in runs if not r["ok"]]
-if bad:
-    print(f"{len(bad)} point(s) FAILED:")
-    for r in bad:
-        print(f'  {r["server"]} {r["runtime"]} {r["client"]} {point(r)}: {r.get("failure")}'
-              + (f' [{r["backtrace"]}]' if r.get("backtrace") else ""))
-EOF
-}
+# sv_summary FILES...: the table: medians, spreads and paired flexsc / NPTL
+# ratios (bench/servers/summary.py).
+sv_summary() { sv_py "$sv_here/bench/servers/summary.py" "$@"; }

@@ -127,12 +127,10 @@ sv_wait_quiet
 for TEST in $tests; do
 	for THREADS in $threads_list; do
 		CLIENT=sysbench
-		for RT in $sv_runtimes; do
-			TAG=$TEST-t$THREADS
-			POINT=$(printf '{"test":"%s","threads":%s,"tables":%s,"table_size":%s,"flush_log_at_trx_commit":%s,"native_aio":%s}' \
-				"$TEST" "$THREADS" "$tables" "$table_size" "$flush" "$native_aio")
-			sv_point
-		done
+		TAG=$TEST-t$THREADS
+		POINT=$(printf '{"test":"%s","threads":%s,"tables":%s,"table_size":%s,"flush_log_at_trx_commit":%s,"native_aio":%s}' \
+			"$TEST" "$THREADS" "$tables" "$table_size" "$flush" "$native_aio")
+		sv_points
 	done
 done
 sv_finish

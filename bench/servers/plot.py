@@ -8,11 +8,14 @@ per server CPU-second against the load, NPTL against flexsc-run.
 (default files: results/servers-sweep-*.jsonl; default DIR: results).
 Writes DIR/servers-SERVER.png, one per server found, with a row per
 workload (Apache: wrk or ab; MariaDB: oltp_read_only, oltp_read_write;
-BIND: dnsperf). Failed points are left out, and a point run more than
-once is the median of its runs. Points where other processes took more
-than 10% of the server's CPU ("noisy") are drawn hollow. --table also
-prints a Markdown table of the flexsc / NPTL ratios per point (throughput,
-mean and p99 latency, work per server CPU-second) with the flexsc-run
+BIND: dnsperf; nginx: wrk or ab). Failed runs are left out, and so are
+runs that were run again because other work disturbed them (their reruns
+count: judge.counted); a point run more than once is the median of its
+runs. Points where other processes took more than 10% of the server's CPU
+in every run ("noisy") are drawn hollow. --table also prints a Markdown
+table of the flexsc / NPTL ratios per point (throughput, mean and p99
+latency, work per server CPU-second: the medians of the ratios run by run,
+judge.paired) with the flexsc-run
 counters behind them (exception-less calls per operation, the share run
 by each engine, posted calls per batch, and under --specialize auto the
 share of windows its carriers ran remote); --against RT takes the ratios
@@ -22,14 +25,13 @@ against the syscall entries per core (figure 16).
 """
 import argparse
 import glob
-import json
 import os
 import statistics
 import sys
 
 import matplotlib
 
-from judge import baseline
+from judge import baseline, counted, load, paired, ratios
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -47,9 +49,10 @@ STYLE = {
     "flexsc-iotype": dict(color="tab:gray", marker="*", label="flexsc-run --order io-first,type"),
 }
 XLABEL = {"apache": "concurrent connections", "mariadb": "sysbench threads",
-          "bind": "dnsperf queries in flight (-q)"}
+          "bind": "dnsperf queries in flight (-q)", "nginx": "concurrent connections"}
 UNIT = {"req": "requests/s", "tx": "transactions/s", "qry": "queries/s"}
-TITLE = {"apache": "Apache httpd 2.4 (worker MPM)", "mariadb": "MariaDB (sysbench)", "bind": "BIND 9 (dnsperf)"}
+TITLE = {"apache": "Apache httpd 2.4 (worker MPM)", "mariadb": "MariaDB (sysbench)", "bind": "BIND 9 (dnsperf)",
+         "nginx": "nginx (Debian's default configuration)"}
 
 
 def xval(r):
@@ -73,11 +76,7 @@ def main():
     ap.add_argument("files", nargs="*")
     a = ap.parse_args()
     files = a.files or sorted(glob.glob("results/servers-sweep-*.jsonl"))
-    rows = []
-    for f in files:
-        with open(f) as fh:
-            rows += [json.loads(l) for l in fh if l.strip()]
-    runs = [r for r in rows if r.get("bench") == "servers" and r.get("ok") and r.get("throughput")]
+    runs = [r for r in counted(load(files)) if r.get("ok") and r.get("throughput")]
     if not runs:
         sys.exit("plot.py: no successful points in " + " ".join(files))
     os.makedirs(a.out, exist_ok=True)
@@ -185,8 +184,9 @@ def table(runs, against=None):
         v = [r.get(k) for r in rs if r.get(k) is not None]
         return statistics.median(v) if v else None
 
-    def ratio(x, y):
-        return f"{x / y:.2f}" if x and y else "-"
+    def ratio(pairs, key):
+        v = ratios(pairs, key)
+        return f"{statistics.median(v):.2f}" if v else "-"
 
     print("| server | workload | load | runtime | throughput x | mean lat. x | p99 x | per CPU-s x |"
           f" {against or 'NPTL'} ops/s | {'runtime' if against else 'flexsc'} ops/s | calls/op |"
@@ -199,7 +199,7 @@ def table(runs, against=None):
             keys.append(k)
     for k in keys:
         grp = [r for r in runs if (r["server"], workload(r), xval(r), r.get("clients")) == k]
-        load = f"{k[3]}/{k[2]}" if k[0] == "bind" else str(k[2])
+        lbl = f"{k[3]}/{k[2]}" if k[0] == "bind" else str(k[2])
         def base_of(rt):
             if against:
                 return against if rt != against and baseline(rt) else None
@@ -216,9 +216,10 @@ def table(runs, against=None):
             sp = f0.get("specialization")
             if sp and sp["local_windows"] + sp["remote_windows"]:
                 eng += f" (remote in {100 * sp['remote_windows'] / (sp['local_windows'] + sp['remote_windows']):.0f}% of windows)"
-            print(f"| {k[0]} | {k[1]} | {load} | {rt} | {ratio(med(fx, 'throughput'), med(base, 'throughput'))} | "
-                  f"{ratio(med(fx, 'mean_us'), med(base, 'mean_us'))} | {ratio(med(fx, 'p99_us'), med(base, 'p99_us'))} | "
-                  f"{ratio(med(fx, 'ops_per_cpu_s'), med(base, 'ops_per_cpu_s'))} | {med(base, 'throughput'):,.0f} | "
+            pr = paired(grp, rt, base_of(rt))
+            print(f"| {k[0]} | {k[1]} | {lbl} | {rt} | {ratio(pr, 'throughput')} | "
+                  f"{ratio(pr, 'mean_us')} | {ratio(pr, 'p99_us')} | "
+                  f"{ratio(pr, 'ops_per_cpu_s')} | {med(base, 'throughput'):,.0f} | "
                   f"{med(fx, 'throughput'):,.0f} | {f0.get('calls_per_op', '-')} | {eng} | {f0.get('mean_batch') or '-'} |")
 
 

@@ -25,6 +25,12 @@
 #include "threads/wait.h"
 
 bool fx_rt_active;
+/*
+ * --stats (FLEXSC_STATS), read once at start: a program may empty its
+ * environment before it exits (nginx's workers keep only TZ), and the
+ * counters of such a process are wanted as much as any other's.
+ */
+static bool stats_wanted;
 
 bool fx_sync_ours(void)
 {
@@ -101,16 +107,17 @@ __attribute__((constructor(101))) static void preload_start(void)
 		return;
 	}
 	fx_rt_active = true;
+	const char *want = getenv("FLEXSC_STATS");
+	stats_wanted = want && *want;
 	ran_mark();
 }
 
 __attribute__((destructor)) static void preload_stats(void)
 {
-	const char *want = getenv("FLEXSC_STATS");
 	uint64_t switches = 0, syscalls = 0, sleeps = 0, steals = 0, overflowed = 0;
 	uint64_t by_nr[512] = { 0 };
 
-	if (!fx_rt_active || !want || !*want)
+	if (!fx_rt_active || !stats_wanted)
 		return;
 	for (unsigned i = 0; i < fx_ncarriers; i++) {
 		struct fx_carrier *c = fx_carriers[i];

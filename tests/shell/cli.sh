@@ -14,6 +14,9 @@
 #    with the runtime, sh inherits FLEXSC_REQUIRE and a value it refuses):
 #    exit status 122 and a message, sh never runs; without --require sh
 #    runs on NPTL with a warning, and only env has a FLEXSC_RAN_FILE line.
+# --stats: every process of the tree prints its counters at exit, a forked
+# child that cleared its environment first as well (nginx's workers keep
+# only TZ of theirs).
 # A case that cannot be set up here is skipped with a note.
 # Exit 0 pass, 1 fail, 77 skip.
 set -u
@@ -77,6 +80,33 @@ for o in posted type io-first io-first,type type,io-first; do
 	"$run" --require --order "$o" -- true || { echo "FAIL: --order $o -- true failed"; fail=1; }
 	ran_in true || { echo "FAIL: --order $o -- true: the runtime did not run (no FLEXSC_RAN_FILE line)"; fail=1; }
 done
+
+# --stats in a parent and in a forked child that cleared its environment before exit()
+cat >"$tmp/clearenv.c" <<'EOF'
+#define _GNU_SOURCE
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(void)
+{
+	int st;
+	pid_t p = fork();
+	if (p == 0) {
+		clearenv();
+		exit(0);
+	}
+	return p > 0 && waitpid(p, &st, 0) == p && WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : 1;
+}
+EOF
+if cc -o "$tmp/clearenv" "$tmp/clearenv.c" 2>"$tmp/cc.err"; then
+	fresh
+	"$run" --require --stats -- "$tmp/clearenv" 2>"$tmp/stats.err" || { echo "FAIL: --stats -- clearenv failed: $(head -5 "$tmp/stats.err")"; fail=1; }
+	n=$(grep -c '^flexsc-run: [0-9]* exception-less calls' "$tmp/stats.err")
+	[ "$n" = 2 ] || { echo "FAIL: --stats: $n processes printed their counters (want 2: the parent and the child that cleared its environment)"; fail=1; }
+else
+	echo "FAIL: cc clearenv.c: $(head -3 "$tmp/cc.err")"
+	fail=1
+fi
 
 # not_run WHAT WANT-RC WANT-MESSAGE COMMAND...: with --require (or FLEXSC_REQUIRE=1), the
 # command exits WANT-RC with WANT-MESSAGE on stderr, and never prints "ran"
