@@ -154,6 +154,7 @@ struct fx_carrier {
 	 * unlock (sig_deferred).
 	 */
 	int sig_locked;
+	_Atomic int poke_sent;      /* a poke is on its way (fx_poke): no second one */
 	bool sig_deferred;
 	_Atomic uint64_t sig_held;
 	/*
@@ -347,6 +348,8 @@ void fx_yield(void);
 void fx_interrupt(struct fx_uthread *u);
 /* From the poke handler: an asynchronously cancelled uthread interrupted at uc (src/preload/cancel.c). */
 void fx_cancel_async_poked(void *uc);
+/* Sends c the poke (FX_SIG_POKE) to raise a signal for its running uthread, unless one is on its way. */
+void fx_poke(struct fx_carrier *c);
 void fx_interrupt_call(struct fx_uthread *u);
 bool fx_end_wait(struct fx_uthread *u, struct fx_waiter **slot);
 /*

@@ -1596,6 +1596,7 @@ int fx_rt_after_fork_child(void)
 	c->timers = NULL;
 	atomic_store(&c->timer_lock, 0);
 	atomic_store(&c->cancel_inbox, NULL);
+	atomic_store(&c->poke_sent, 0); /* the parent's poke on its way is not the child's */
 	atomic_store(&self->in_inbox, 0);
 	/* its own locks, which a parent thread (a joiner, a signaller) may have held at the fork */
 	atomic_store(&self->join_lock, 0);
@@ -1647,6 +1648,22 @@ static bool at_syscall(const ucontext_t *uc)
 }
 
 /*
+ * Realtime signals queue: pokes sent while the carrier blocks them (in a
+ * handler, raising signals) piled up, each holding an entry of the user's
+ * queued-signal limit (RLIMIT_SIGPENDING), which every process of the
+ * user shares, until sigqueue and timer_create failed everywhere with
+ * EAGAIN. One on its way is enough: its handler looks at everything
+ * pending when it runs, and clears poke_sent first.
+ */
+void fx_poke(struct fx_carrier *c)
+{
+	/* after the sender's seq_cst store of what is pending */
+	if (!atomic_exchange(&c->poke_sent, 1) &&
+	    fx_raw_syscall6(SYS_tgkill, getpid(), c->tid, FX_SIG_POKE, 0, 0, 0) < 0)
+		atomic_store(&c->poke_sent, 0); /* not on its way after all */
+}
+
+/*
  * A signal is pending for the uthread running here: its handler runs now,
  * unless in the runtime. Also the monitor's nudge to a carrier whose core
  * it handed over while it is blocked in a call outside the runtime, with
@@ -1658,6 +1675,8 @@ static void poked(int sig, siginfo_t *si, void *uc)
 	struct fx_carrier *c = fx_carrier_self();
 
 	(void)sig, (void)si;
+	if (c)
+		atomic_store(&c->poke_sent, 0); /* seq_cst, then the look at what is pending: a later sender pokes again */
 	if (!c || !c->current || c->in_rt || fx_in_handler(c))
 		return;
 	fx_raw_enter(c);

@@ -364,7 +364,7 @@ static void wake_for(struct fx_uthread *u, int sig)
 		fx_interrupt_call(u); /* in a call it runs itself: raised when the call is back */
 	else if (state == FX_U_RUNNING && c)
 		/* raised by the poke's handler if u still runs there, else when it next runs */
-		fx_raw_syscall6(SYS_tgkill, getpid(), c->tid, FX_SIG_POKE, 0, 0, 0);
+		fx_poke(c);
 	else if (state != FX_U_RUNNABLE)
 		poke(u); /* raised on its carrier as soon as it runs again */
 }
