@@ -11,14 +11,19 @@
 # `bt` and restored after.
 set pagination off
 set print thread-events off
-printf "--- runtime: %u carriers\n", fx_ncarriers
+printf "--- runtime: %u carriers (CLOCK_MONOTONIC now %lu ns)\n", fx_ncarriers, fx_now_ns()
 set $i = 0
 while $i < fx_ncarriers
 	set $c = fx_carriers[$i]
 	if $c == 0
 		printf "carrier %u: not started (a fork child starts it with its first thread)\n", $i
 	else
-		printf "carrier %u: tid %d cpu %d sleeping %d run queue %u in flight %u pending %u ready %u current %d\n", $i, $c->tid, $c->cpu, $c->sleeping, $c->rq_len, $c->inflight, $c->q->npending, $c->q->nready, $c->current ? $c->current->id : -1
+		printf "carrier %u: tid %d cpu %d sleeping %d handed %d parked %u run queue %u in flight %u pending %u ready %u current %d\n", $i, $c->tid, $c->cpu, $c->sleeping, $c->handed, $c->parked, $c->rq_len, $c->inflight, $c->q->npending, $c->q->nready, $c->current ? $c->current->id : -1
+		set $w = $c->timers
+		while $w != 0
+			printf "  timer: uthread %d deadline %lu state %d\n", $w->u ? $w->u->id : -1, $w->deadline, $w->state
+			set $w = $w->tnext
+		end
 	end
 	set $i = $i + 1
 end
