@@ -468,6 +468,9 @@ struct kthread_start {
 	void *arg;
 };
 
+/* The CPUs the process could run on before the runtime pinned its first thread as carrier 0. */
+static cpu_set_t start_cpus;
+
 static void *kthread_main(void *p)
 {
 	struct kthread_start st = *(struct kthread_start *)p;
@@ -475,6 +478,13 @@ static void *kthread_main(void *p)
 	free(p);
 	/* clone copied the creator's GS base: this thread must not pass for a carrier */
 	__asm__ volatile("wrgsbase %0" : : "r"(0ul));
+	/*
+	 * And its creator's CPU, a carrier's: the signal thread and the
+	 * monitor would wait for that one CPU behind the carriers there (a
+	 * second and more under load) while another was free.
+	 */
+	if (CPU_COUNT(&start_cpus))
+		fx_raw_syscall6(SYS_sched_setaffinity, 0, sizeof(start_cpus), (long)&start_cpus, 0, 0, 0);
 	return st.fn(st.arg);
 }
 
@@ -1588,6 +1598,13 @@ int fx_rt_after_fork_child(void)
 	atomic_store(&c->parked, 0);
 	c->pthread = (pthread_t)self->tcb; /* glibc's fork made the forking thread the only one it knows */
 	c->tid = (int)fx_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	/*
+	 * The child is a process of its own: its thread takes the CPUs the
+	 * process had at start, not its carrier's one, or every program it
+	 * execs (a shell's, make's compilers) ran on that one CPU.
+	 */
+	if (CPU_COUNT(&start_cpus))
+		fx_raw_syscall6(SYS_sched_setaffinity, 0, sizeof(start_cpus), (long)&start_cpus, 0, 0, 0);
 	c->mon_look_ns = 0; /* the parent's monitor looked at another thread */
 	fx_kstate_name_forked(self); /* the child is named for the thread that forked, not its carrier */
 	c->rq_head = c->rq_tail = NULL;
@@ -1837,8 +1854,9 @@ int fx_rt_start(void)
 	n = parse_cpus(getenv("FLEXSC_CORES"), carrier_cpus, FLEXSC_MAX_CPUS);
 	if (n < 0)
 		return -EINVAL;
+	sched_getaffinity(0, sizeof(mine), &mine);
+	start_cpus = mine;
 	if (n == 0) {
-		sched_getaffinity(0, sizeof(mine), &mine);
 		for (int cpu = 0; cpu < CPU_SETSIZE && n < FLEXSC_MAX_CPUS; cpu++)
 			if (CPU_ISSET(cpu, &mine))
 				carrier_cpus[n++] = cpu;

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# The runtime's own kernel threads that are not carriers (the signal
+# thread, the monitor) may run on every CPU the process had at start, not
+# only on carrier 0's: they inherited its pinning, and on a loaded machine
+# waited behind the carriers of that one CPU (the monitor once 1.1 s)
+# while another CPU was free. Runs a program that starts a thread (which
+# starts the monitor) and sleeps under `flexsc-run --require --cores 0`,
+# and compares each such thread's Cpus_allowed_list with the process's
+# at start; then the same for a program exec'd, without the preload, in
+# a forked child. Needs 2 CPUs and a C compiler. Exit 0 pass, 1 fail, 77 skip.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/preload.bash"
+[ "$(nproc)" -ge 2 ] || { echo "skip: one CPU: nothing to tell apart"; exit 77; }
+cc=${CC:-cc}
+command -v "$cc" >/dev/null || { echo "skip: no C compiler ($cc)"; exit 77; }
+want=$(awk '/^Cpus_allowed_list:/ { print $2 }' /proc/self/status)
+
+tmp=$(mktemp -d)
+pid=
+trap '[ -n "$pid" ] && kill -KILL $pid 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+cat >"$tmp/prog.c" <<'C'
+#include <pthread.h>
+#include <unistd.h>
+static void *nap(void *arg) { (void)arg; sleep(30); return NULL; }
+int main(void) { pthread_t t; pthread_create(&t, NULL, nap, NULL); sleep(30); return 0; }
+C
+"$cc" -O2 -pthread -o "$tmp/prog" "$tmp/prog.c" || { echo "FAIL: the program does not compile"; exit 1; }
+FLEXSC_RAN_FILE=$tmp/ran "$run" --require --cores 0 -- "$tmp/prog" &
+pid=$!
+
+fail=0
+for name in flexsc-signals flexsc-monitor; do
+	got=
+	for _ in $(seq 100); do # up to 10 s for the program to start its threads
+		for t in /proc/$pid/task/*; do
+			[ "$(cat "$t/comm" 2>/dev/null)" = "$name" ] || continue
+			got=$(awk '/^Cpus_allowed_list:/ { print $2 }' "$t/status")
+		done
+		[ -n "$got" ] && break
+		sleep 0.1
+	done
+	if [ -z "$got" ]; then
+		echo "FAIL: no thread named $name in process $pid"
+		fail=1
+	elif [ "$got" != "$want" ]; then
+		echo "FAIL: $name may run on CPUs $got, the process had $want at start (carrier 0 runs on CPU 0)"
+		fail=1
+	else
+		echo "ok: $name on CPUs $got"
+	fi
+done
+[ -s "$tmp/ran" ] || { echo "FAIL: the runtime did not run (no FLEXSC_RAN_FILE line)"; fail=1; }
+
+# A forked child is a process of its own: a program it execs without the
+# preload (an empty environment) may run on every CPU the parent had at
+# start, not only on the carrier's that forked.
+cat >"$tmp/forker.c" <<'C'
+#include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
+static void *nop(void *arg) { return arg; }
+int main(void)
+{
+	char *env[] = { NULL }, *argv[] = { "grep", "Cpus_allowed_list", "/proc/self/status", NULL };
+	pthread_t t;
+	pthread_create(&t, NULL, nop, NULL);
+	pthread_join(t, NULL);
+	pid_t p = fork();
+	if (p == 0) {
+		execve("/usr/bin/grep", argv, env);
+		_exit(127);
+	}
+	int st;
+	waitpid(p, &st, 0);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+C
+"$cc" -O2 -pthread -o "$tmp/forker" "$tmp/forker.c" || { echo "FAIL: the forking program does not compile"; exit 1; }
+got=$(FLEXSC_RAN_FILE=$tmp/ran2 "$run" --require -- "$tmp/forker" | awk '{ print $2 }')
+if [ "$got" != "$want" ]; then
+	echo "FAIL: a program exec'd in a forked child may run on CPUs '$got', the parent had $want at start"
+	fail=1
+else
+	echo "ok: a program exec'd in a forked child on CPUs $got"
+fi
+[ -s "$tmp/ran2" ] || { echo "FAIL: the runtime did not run the forking program"; fail=1; }
+exit $fail
