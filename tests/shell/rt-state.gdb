@@ -11,7 +11,8 @@
 # `bt` and restored after.
 set pagination off
 set print thread-events off
-printf "--- runtime: %u carriers (CLOCK_MONOTONIC now %lu ns)\n", fx_ncarriers, fx_now_ns()
+printf "--- runtime: %u carriers\n", fx_ncarriers
+printf "CLOCK_MONOTONIC now %lu ns\n", fx_now_ns()
 set $i = 0
 while $i < fx_ncarriers
 	set $c = fx_carriers[$i]
