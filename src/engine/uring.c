@@ -231,19 +231,6 @@ static bool nonneg(uint64_t off)
 }
 
 /*
- * An open that must wait for the other end when the file is a FIFO
- * (fifo(7): read-only or write-only, without O_NONBLOCK) runs in io_uring's
- * workers from the start (IOSQE_ASYNC): io_uring's first try at an open is
- * made with O_NONBLOCK, and its result kept, so a read-open of a FIFO
- * returned at once and a write-open failed with ENXIO (seen on 6.18).
- * Whether the file is a FIFO is not known before the open.
- */
-static uint8_t may_wait_for_peer(long flags)
-{
-	return !(flags & O_NONBLOCK) && !(flags & O_PATH) && (flags & O_ACCMODE) != O_RDWR ? IOSQE_ASYNC : 0;
-}
-
-/*
  * Translates entry e into sqe. Returns false when io_uring would not give
  * exactly the system call's result for these arguments.
  */
@@ -329,19 +316,15 @@ static bool map(const struct flexsc_entry *e, struct io_uring_sqe *sqe)
 		return true;
 	case SYS_open:
 		io_uring_prep_openat(sqe, AT_FDCWD, p0, (int)a[1], (mode_t)a[2]);
-		sqe->flags |= may_wait_for_peer(a[1]);
 		return true;
 	case SYS_creat:
 		io_uring_prep_openat(sqe, AT_FDCWD, p0, O_CREAT | O_WRONLY | O_TRUNC, (mode_t)a[1]);
-		sqe->flags |= may_wait_for_peer(O_WRONLY);
 		return true;
 	case SYS_openat:
 		io_uring_prep_openat(sqe, fd, p1, (int)a[2], (mode_t)a[3]);
-		sqe->flags |= may_wait_for_peer(a[2]);
 		return true;
 	case SYS_openat2:
 		io_uring_prep_rw(IORING_OP_OPENAT2, sqe, fd, p1, (unsigned)a[3], (uint64_t)a[2]);
-		sqe->flags |= IOSQE_ASYNC; /* as above; its flags are in the caller's memory, not read here */
 		return fits32(a[3]);
 	case SYS_close:
 		io_uring_prep_close(sqe, fd);

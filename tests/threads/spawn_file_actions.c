@@ -15,8 +15,9 @@
  *   3. a thread's own signal mask is the spawned child's (no spawn
  *      attributes): a thread that blocks SIGUSR2 spawns this program
  *      again, which reports its mask.
- * (The thread opens the FIFOs without waiting, O_NONBLOCK and O_RDWR, so
- * that only the child waits on them; fifo_open tests opens that wait.) A watchdog process ends a hang: it kills
+ * (The thread opens the FIFOs without waiting, O_NONBLOCK and O_RDWR:
+ * flexsc's io_uring route opens a FIFO without waiting for its other
+ * end, which is another matter.) A watchdog process ends a hang: it kills
  * the test after 60 s and lets a child stuck on a FIFO go (check.h,
  * fifo_watchdog).
  * Under FlexSC-Threads the spawn ran on the carrier, which the kernel
