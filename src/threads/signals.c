@@ -528,13 +528,24 @@ void fx_sig_send(struct fx_uthread *u, int sig)
 	unlock_reg(h);
 }
 
+/*
+ * u's mask (set before) lets in more: it takes the process's pending ones
+ * it now accepts. Under the lock even when none is pending: the signal
+ * thread may be dispatching one, having found no taker by u's old mask,
+ * and puts it in proc_pending only before it lets go of the lock; a look
+ * at proc_pending without the lock could miss it, and the signal would
+ * wait for the next mask change (a pselect letting SIGCHLD in waited for
+ * ever).
+ */
 void fx_sig_mask_changed(struct fx_uthread *u)
 {
+	struct reg_hold h = lock_reg();
 	uint64_t take = atomic_load(&proc_pending) & ~u->sigmask;
 
-	if (!take)
+	if (!take) {
+		unlock_reg(h);
 		return;
-	struct reg_hold h = lock_reg();
+	}
 	take = atomic_fetch_and(&proc_pending, ~take) & take;
 	for (uint64_t t = take; t; t &= t - 1)
 		q_move(&proc_q, &u->sigq, __builtin_ctzll(t) + 1, false);
