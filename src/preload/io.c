@@ -15,7 +15,7 @@
  * epoll_pwait with a mask) must run on the calling kernel thread: a
  * syscall thread has every signal blocked. They stay direct (the carrier
  * blocks), with the uthread's mask the call's for its duration
- * (mask_for_call), as do calls that cannot block (a zero timeout).
+ * (masked_begin), as do calls that cannot block (a zero timeout).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -419,41 +419,90 @@ FX_PUBLIC ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int
  * raises it on the carrier, whose kernel mask still blocks it until the
  * call installs its own, so it ends the call, as the kernel's pending
  * signal would; one the signal thread takes meanwhile comes through the
- * poke, which the call's mask must not block. *call gets that mask.
- * Returns the uthread (NULL: not on one, nothing to put back).
+ * poke, which the call's mask must not block.
+ *
+ * The call can also end with EINTR when no handler of the program ran:
+ * woken by a signal for the process that the signal thread (which waits
+ * for every signal) took first, or by the runtime's own poke. On NPTL
+ * nothing interrupted it, so it goes on for the time it has left (the
+ * signal the signal thread took then comes through the poke and ends it,
+ * its handler run, as it should have).
  */
 #define SIG_BIT(sig) (1ull << ((sig) - 1))
 #define NEVER_BLOCKED (SIG_BIT(32) | SIG_BIT(33) | SIG_BIT(FX_SIG_POKE) | SIG_BIT(FX_SIG_INTERRUPT) | \
 		       SIG_BIT(SIGKILL) | SIG_BIT(SIGSTOP))
 
-static struct fx_uthread *mask_for_call(const sigset_t *mask, sigset_t *call, uint64_t *saved)
+struct masked_wait {
+	sigset_t call;          /* the mask the kernel installs for the call */
+	struct fx_uthread *u;   /* NULL: not on a uthread (nothing to put back, no retry) */
+	uint64_t saved;         /* u's mask before the call */
+	uint64_t start;         /* CLOCK_MONOTONIC when it began, for the time left */
+};
+
+static void masked_begin(struct masked_wait *m, const sigset_t *mask)
 {
 	uint64_t bits;
 
-	*call = *mask;
-	sigdelset(call, FX_SIG_POKE);
-	sigdelset(call, FX_SIG_INTERRUPT);
+	m->call = *mask;
+	sigdelset(&m->call, FX_SIG_POKE);
+	sigdelset(&m->call, FX_SIG_INTERRUPT);
+	m->u = NULL;
 	if (!fx_on_uthread())
-		return NULL;
-	struct fx_uthread *u = fx_uthread_self();
+		return;
+	struct fx_uthread *u = m->u = fx_uthread_self();
+	m->start = fx_now_ns();
 	memcpy(&bits, mask, sizeof(bits));
-	*saved = u->sigmask;
+	m->saved = u->sigmask;
 	u->sigmask = bits & ~NEVER_BLOCKED;
+	u->handled = 0;
 	fx_sig_mask_changed(u); /* the process's pending ones it now takes */
 	fx_raise_pending();
-	return u;
 }
 
-static void mask_after_call(struct fx_uthread *u, uint64_t saved)
+/* After the call returned r: whether it goes on (EINTR, no handler of the program ran). */
+static bool masked_again(struct masked_wait *m, int r)
 {
+	if (r != -1 || errno != EINTR || !m->u || m->u->handled)
+		return false;
+	fx_raise_pending(); /* one handed to the uthread since: it ends the next call */
+	return true;
+}
+
+static void masked_end(struct masked_wait *m)
+{
+	struct fx_uthread *u = m->u;
+
 	if (!u)
 		return;
+	int err = errno;
 	uint64_t during = u->sigmask;
-	u->sigmask = saved;
-	if (saved & ~during)
-		fx_sig_mask_blocked(u, saved & ~during);
+	u->sigmask = m->saved;
+	if (m->saved & ~during)
+		fx_sig_mask_blocked(u, m->saved & ~during);
+	errno = err;
 }
 
+/* What is left of the timeout ts that began at m->start (ts itself on the first call, or when invalid). */
+static const struct timespec *ts_left(const struct masked_wait *m, const struct timespec *ts, bool again,
+				      struct timespec *left)
+{
+	if (!ts || !again || ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000L)
+		return ts;
+	uint64_t total = fx_ts_ns_sat(ts), spent = fx_now_ns() - m->start;
+	uint64_t rest = spent < total ? total - spent : 0;
+	left->tv_sec = (time_t)(rest / 1000000000u);
+	left->tv_nsec = (long)(rest % 1000000000u);
+	return left;
+}
+
+/* The same for a timeout in milliseconds (negative: none). */
+static int ms_left(const struct masked_wait *m, int timeout, bool again)
+{
+	if (timeout <= 0 || !again)
+		return timeout;
+	uint64_t spent = (fx_now_ns() - m->start) / 1000000u;
+	return spent < (uint64_t)timeout ? timeout - (int)spent : 0;
+}
 
 FX_PUBLIC int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
@@ -472,13 +521,15 @@ FX_PUBLIC int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdsle
 FX_PUBLIC int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask)
 {
 	if (mask) {
-		sigset_t call;
-		uint64_t saved = 0;
-		struct fx_uthread *u = mask_for_call(mask, &call, &saved);
-		int r = REAL(ppoll)(fds, n, ts, &call);
-		int err = errno;
-		mask_after_call(u, saved);
-		errno = err;
+		struct masked_wait m;
+		struct timespec left;
+		bool again = false;
+		int r;
+		masked_begin(&m, mask);
+		do
+			r = REAL(ppoll)(fds, n, ts_left(&m, ts, again, &left), &m.call);
+		while ((again = masked_again(&m, r)));
+		masked_end(&m);
 		return r;
 	}
 	if (ts && !ts->tv_sec && !ts->tv_nsec)
@@ -497,13 +548,15 @@ FX_PUBLIC int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct times
 		      const sigset_t *mask)
 {
 	if (mask) {
-		sigset_t call;
-		uint64_t saved = 0;
-		struct fx_uthread *u = mask_for_call(mask, &call, &saved);
-		int ret = REAL(pselect)(n, r, w, e, ts, &call);
-		int err = errno;
-		mask_after_call(u, saved);
-		errno = err;
+		struct masked_wait m;
+		struct timespec left;
+		bool again = false;
+		int ret;
+		masked_begin(&m, mask);
+		do
+			ret = REAL(pselect)(n, r, w, e, ts_left(&m, ts, again, &left), &m.call);
+		while ((again = masked_again(&m, ret)));
+		masked_end(&m);
 		return ret;
 	}
 	if (ts && !ts->tv_sec && !ts->tv_nsec)
@@ -527,13 +580,14 @@ FX_PUBLIC int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
 FX_PUBLIC int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *mask)
 {
 	if (mask) {
-		sigset_t call;
-		uint64_t saved = 0;
-		struct fx_uthread *u = mask_for_call(mask, &call, &saved);
-		int r = REAL(epoll_pwait)(epfd, ev, max, timeout, &call);
-		int err = errno;
-		mask_after_call(u, saved);
-		errno = err;
+		struct masked_wait m;
+		bool again = false;
+		int r;
+		masked_begin(&m, mask);
+		do
+			r = REAL(epoll_pwait)(epfd, ev, max, ms_left(&m, timeout, again), &m.call);
+		while ((again = masked_again(&m, r)));
+		masked_end(&m);
 		return r;
 	}
 	return epoll_wait(epfd, ev, max, timeout);
