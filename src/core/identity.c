@@ -45,6 +45,7 @@
 #include <linux/kcmp.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -97,57 +98,87 @@ bool fx_identity_same(const struct fx_identity *a, const struct fx_identity *b)
 
 /*
  * The anchor: a thread that does nothing but hold the descriptor table and
- * fs context the process started with, so that "does this task still
- * share them" has a task to ask kcmp about. Made once per process, on
- * first use (a fork child makes its own); it waits forever with the
- * application's signals blocked.
+ * fs context of the thread that made it (the process's, unless that one
+ * had left them), so that "does this task still share them" has a task to
+ * ask kcmp about. Each ring holds it from its creation to its end; the
+ * thread exits when the last lets go (a library user's flexsc_exit leaves
+ * no thread behind) and is made again by the next. It waits with the
+ * application's signals blocked. A fork child makes its own: a ring from
+ * before the fork names the parent's, which its put leaves alone.
  */
-static _Atomic int anchor_tid;
-static _Atomic uint32_t anchor_word;
+struct anchor {
+	_Atomic uint32_t run;     /* 1 while held: the thread waits on it */
+	_Atomic uint32_t started; /* its maker waits on it for the tid */
+	int tid;
+};
+
+static pthread_mutex_t anchor_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct anchor *anchor; /* the live one, or NULL */
+static unsigned anchor_refs;
 
 static void *anchor_main(void *arg)
 {
-	(void)arg;
+	struct anchor *a = arg;
 	/* all but glibc's own 32 (cancellation) and 33 (set*id broadcast), which it must answer */
 	uint64_t all = ~0ull & ~(3ull << 31);
+
 	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&all, 0, 8, 0, 0);
 	fx_raw_syscall6(SYS_prctl, PR_SET_NAME, (long)"flexsc-anchor", 0, 0, 0, 0);
-	atomic_store(&anchor_tid, (int)fx_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0));
-	fx_futex_wake(&anchor_word, 1);
-	for (;;)
-		fx_futex_wait(&anchor_word, 1, NULL);
+	a->tid = (int)fx_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	atomic_store(&a->started, 1);
+	fx_futex_wake(&a->started, 1);
+	while (atomic_load(&a->run))
+		fx_futex_wait(&a->run, 1, NULL);
+	free(a);
 	return NULL;
 }
 
 static void anchor_after_fork(void)
 {
-	atomic_store(&anchor_tid, 0);
-	atomic_store(&anchor_word, 0);
+	anchor = NULL; /* its thread is the parent's */
+	anchor_refs = 0;
 }
 
-int fx_context_anchor(void)
+int fx_context_anchor_get(void)
 {
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	static bool atfork;
-	int tid = atomic_load(&anchor_tid);
+	int tid = -1;
 
-	if (tid)
-		return tid;
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&anchor_lock);
 	if (!atfork && pthread_atfork(NULL, NULL, anchor_after_fork) == 0)
 		atfork = true;
-	if (!atomic_load(&anchor_tid) && atomic_load(&anchor_word) == 0) {
+	if (!anchor) {
+		struct anchor *a = calloc(1, sizeof(*a));
 		pthread_t t;
-		atomic_store(&anchor_word, 1); /* started: nobody starts a second */
-		if (fx_os_thread_create(&t, anchor_main, NULL) == 0) {
-			pthread_detach(t);
-			while (!atomic_load(&anchor_tid))
-				fx_futex_wait(&anchor_word, 1, NULL);
+		if (a) {
+			atomic_store(&a->run, 1);
+			if (fx_os_thread_create(&t, anchor_main, a) == 0) {
+				pthread_detach(t);
+				while (!atomic_load(&a->started))
+					fx_futex_wait(&a->started, 0, NULL);
+				anchor = a;
+			} else {
+				free(a);
+			}
 		}
 	}
-	tid = atomic_load(&anchor_tid);
-	pthread_mutex_unlock(&lock);
-	return tid ? tid : -1;
+	if (anchor) {
+		anchor_refs++;
+		tid = anchor->tid;
+	}
+	pthread_mutex_unlock(&anchor_lock);
+	return tid;
+}
+
+void fx_context_anchor_put(int tid)
+{
+	pthread_mutex_lock(&anchor_lock);
+	if (anchor && anchor->tid == tid && --anchor_refs == 0) {
+		atomic_store(&anchor->run, 0);
+		fx_futex_wake(&anchor->run, 1); /* it frees it */
+		anchor = NULL;
+	}
+	pthread_mutex_unlock(&anchor_lock);
 }
 
 bool fx_shares_context(int tid)

@@ -50,9 +50,13 @@ bool fx_shares_context(int tid);
 
 /*
  * A thread of this process that keeps the descriptor table and fs context
- * the process had when it was made (at the first call): its tid, or -1.
+ * the caller had when the thread was made (by the first get since the
+ * last put let it go): its tid, or -1 (it could not be made). Each get
+ * that returned a tid is paired with a put of that tid; the thread exits
+ * at the last.
  */
-int fx_context_anchor(void);
+int fx_context_anchor_get(void);
+void fx_context_anchor_put(int tid);
 
 /* A result no system call returns: an executor refused the call, and its owner runs it itself. */
 #define FX_RET_REFUSED INT64_MIN

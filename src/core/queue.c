@@ -416,16 +416,31 @@ static void mark_inflight(struct flexsc_queue *q, unsigned idx)
  * away from the owner, with the kernel's answers of this moment: a
  * filtered owner runs them all itself (io_uring bypasses its filter, and
  * another task is not under it), and so does an owner an SQPOLL ring would
- * not run them as; calls for the syscall threads carry the owner's
- * identity, which those threads compare with their own.
+ * not run them as; one that no longer shares the process's descriptor
+ * table or fs context runs itself the calls an io-wq worker would resolve
+ * with those (FX_DEP_CONTEXT); calls for the syscall threads carry the
+ * owner's identity, which those threads compare with their own.
  */
+/* Whether the call at idx (with the rest of its chain) may run in an io-wq worker with the owner's context. */
+static bool context_dep(const struct flexsc_queue *q, unsigned idx)
+{
+	for (unsigned i = idx; i != FX_NIL; i = q->slots[idx].chain_len ? q->link[i] : FX_NIL) {
+		const struct fx_sysdesc *d = fx_sysdesc(q->entries[i].sysnum);
+		if (d && (d->dep & FX_DEP_CONTEXT))
+			return true;
+	}
+	return false;
+}
+
 static void check_identity(struct flexsc_queue *q, unsigned n)
 {
-	bool ring = false, threads = false;
+	bool ring = false, threads = false, context = false;
 
 	for (unsigned i = 0; i < n; i++) {
-		ring |= q->slots[q->pending[i]].route == FX_ROUTE_URING;
-		threads |= q->slots[q->pending[i]].route == FX_ROUTE_THREAD;
+		unsigned idx = q->pending[i];
+		ring |= q->slots[idx].route == FX_ROUTE_URING;
+		threads |= q->slots[idx].route == FX_ROUTE_THREAD;
+		context |= q->slots[idx].route == FX_ROUTE_URING && context_dep(q, idx);
 	}
 	if (!ring && !threads)
 		return;
@@ -437,11 +452,15 @@ static void check_identity(struct flexsc_queue *q, unsigned n)
 		id.seccomp = fx_seccomp_filtered();
 	q->filtered |= id.seccomp != 0; /* a task never loses a filter */
 	bool ring_ok = !q->filtered && (!sqpoll || fx_uring_runs_as(q, &id));
+	/* SQPOLL: runs_as looked at the context for every call */
+	bool context_ok = ring_ok && (sqpoll || !context || fx_uring_shares_context(q));
 	if (threads && !q->filtered)
 		fx_threads_identity(q, &id, (int)fx_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0));
 	for (unsigned i = 0; i < n; i++) {
-		struct fx_slot *s = &q->slots[q->pending[i]];
-		if ((s->route == FX_ROUTE_URING && !ring_ok) || (s->route == FX_ROUTE_THREAD && q->filtered))
+		unsigned idx = q->pending[i];
+		struct fx_slot *s = &q->slots[idx];
+		if ((s->route == FX_ROUTE_URING && (!ring_ok || (!context_ok && context_dep(q, idx)))) ||
+		    (s->route == FX_ROUTE_THREAD && q->filtered))
 			s->route = FX_ROUTE_SYNC;
 	}
 }

@@ -29,6 +29,14 @@ struct fx_sysdesc {
 };
 
 #define FX_DEP_NS 1 /* the caller's network, IPC or UTS namespace: never another thread */
+/*
+ * Through io_uring it may run in an io-wq worker, which resolves paths and
+ * descriptors with the fs context and descriptor table it was started
+ * with: after the caller's unshare(CLONE_FS or CLONE_FILES) not the
+ * caller's (a chroot it then made would not hold). On a ring only while
+ * the caller shares the process's (queue.c, check_identity).
+ */
+#define FX_DEP_CONTEXT 2
 
 extern const struct fx_sysdesc fx_systab[FX_NR_SYSCALLS];
 

@@ -16,8 +16,12 @@
  * bit for bit what the system call would return.
  *
  * Who runs the calls (core/identity.c): without SQPOLL the submitting
- * owner, whose current credentials, descriptors and fs context apply,
- * inline and in io-wq workers alike. An SQPOLL thread runs them with its
+ * owner, with its current credentials, inline and in io-wq workers alike;
+ * its current descriptors and fs context inline, but a worker resolves
+ * paths and descriptors with those the owner had when the worker started
+ * (an unshare since leaves it behind): calls that may run there
+ * (FX_DEP_CONTEXT) use the ring only while the owner shares the
+ * process's (fx_uring_shares_context). An SQPOLL thread runs them with its
  * creator's credentials, or those of the personality an SQE carries, and
  * with the descriptor table and fs context it shared with its creator.
  * So the ring keeps the identity its SQEs carry, and fx_uring_runs_as, at
@@ -86,7 +90,8 @@ struct fx_uring {
 	bool direct;           /* a sparse table of direct descriptors, one slot per entry */
 	bool wake_armed;       /* an eventfd read is in flight */
 	unsigned personality;  /* 0: the creator's credentials are current */
-	int sq_anchor;         /* SQPOLL: the context anchor its owner shared at creation, or -1 */
+	int anchor;            /* the context anchor it holds (identity.h), or -1 */
+	bool anchored;         /* its owner shared the anchor's context at creation */
 	struct fx_identity sq_id; /* SQPOLL: the identity its SQEs run with */
 	uint64_t wake_buf;
 	union fx_uring_scratch *scratch; /* one per entry */
@@ -183,14 +188,13 @@ int fx_uring_create(struct flexsc_queue *q)
 	}
 	r->ring.ring_fd = r->ring.enter_ring_fd = fx_fd_keep(r->ring.ring_fd);
 	r->sqpoll = c->sqpoll;
+	r->anchor = fx_context_anchor_get();
+	r->anchored = fx_shares_context(r->anchor);
 	if (r->sqpoll) {
 		fx_identity_read(&r->sq_id);
-		r->sq_anchor = fx_context_anchor();
-		if (!fx_shares_context(r->sq_anchor)) {
-			r->sq_anchor = -1;
+		if (!r->anchored)
 			fx_warn(q->fx, "this thread has a descriptor table or fs context of its own, "
 				       "which an SQPOLL thread may not follow; its calls run on it");
-		}
 	}
 	unsigned workers[2] = { c->iowq_max_workers, c->iowq_max_workers };
 	io_uring_register_iowq_max_workers(&r->ring, workers);
@@ -210,6 +214,7 @@ bool fx_uring_has_direct(const struct flexsc_queue *q)
 
 void fx_uring_destroy(struct flexsc_queue *q)
 {
+	fx_context_anchor_put(q->ring->anchor);
 	fx_fd_unkeep(q->ring->ring.ring_fd); /* liburing closes it */
 	io_uring_queue_exit(&q->ring->ring);
 	free(q->ring->scratch);
@@ -1018,6 +1023,17 @@ int fx_uring_cancel(struct flexsc_queue *q, unsigned idx)
 }
 
 /*
+ * Whether the owner still shares the descriptor table and fs context it
+ * had when it made the ring (those of the process: kcmp against the
+ * context anchor), which the ring's io-wq workers, and its SQPOLL thread,
+ * were started with and keep.
+ */
+bool fx_uring_shares_context(struct flexsc_queue *q)
+{
+	return q->ring->anchored && fx_shares_context(q->ring->anchor);
+}
+
+/*
  * Whether the ring runs calls as an owner with identity id (read on the
  * owner just now): always without SQPOLL; with it, if the owner still
  * shares the descriptor table and fs context it had when it made the ring
@@ -1031,7 +1047,7 @@ bool fx_uring_runs_as(struct flexsc_queue *q, const struct fx_identity *id)
 
 	if (!r->sqpoll)
 		return true;
-	if (r->sq_anchor < 0 || id->seccomp || id->ngroups < 0 || !fx_shares_context(r->sq_anchor))
+	if (id->seccomp || id->ngroups < 0 || !fx_uring_shares_context(q))
 		return false;
 	if (fx_identity_same(id, &r->sq_id))
 		return true;

@@ -86,6 +86,7 @@ struct a_outcome {
 
 static volatile sig_atomic_t a_sigsys_runs;
 static struct flexsc *a_fx; /* the variant's instance (NULL: direct), for probes that make queues */
+static struct flexsc_queue *a_q; /* the variant's queue (NULL: direct), for attacks that post first */
 
 static void a_on_sigsys(int sig, siginfo_t *si, void *uc)
 {
@@ -204,6 +205,7 @@ static inline int a_run(const char *test, const char *what, void (*setup)(void),
 				setup();
 			struct flexsc_queue *q = a_queue(v, &fx);
 			a_fx = fx;
+			a_q = q;
 			a_control(v, q);
 			attack();
 			if (v->sqpoll)

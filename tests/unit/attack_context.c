@@ -4,7 +4,8 @@
  * network namespace it shares with the rest of the process, with the
  * inline system call, as a sandbox does:
  *  - unshare(CLONE_FS), then chroot into an empty directory: an absolute
- *    path outside it no longer exists for the caller (open, access);
+ *    path outside it no longer exists for the caller (open, access, and
+ *    open with O_CREAT, which io_uring runs in a worker thread);
  *  - unshare(CLONE_FILES), then close a descriptor in its own table: a
  *    read of that number fails with EBADF for the caller only;
  *  - unshare(CLONE_NEWNET): a new socket of the caller's is in a namespace
@@ -39,6 +40,19 @@ static void chroot_empty(void)
 	CHECK_EQ(a_raw(SYS_chdir, (long)"/", 0, 0, 0), 0);
 }
 
+/*
+ * The same after a posted open with O_CREAT: io_uring has started its
+ * worker threads by then, with the caller's filesystem context as it was.
+ */
+static void chroot_after_worker(void)
+{
+	struct a_call c = { SYS_open, 3, { P(secret), O_RDONLY | O_CREAT, 0600 } };
+	int64_t fd = a_probe(a_q, &c);
+	CHECK(fd >= 0);
+	close((int)fd);
+	chroot_empty();
+}
+
 static void close_in_own_table(void)
 {
 	CHECK_EQ(a_raw(SYS_unshare, CLONE_FILES, 0, 0, 0), 0);
@@ -53,6 +67,13 @@ static void new_netns(void)
 static int64_t probe_open(struct flexsc_queue *q)
 {
 	struct a_call c = { SYS_open, 3, { P(secret), O_RDONLY, 0 } };
+	return a_probe(q, &c);
+}
+
+/* O_CREAT: io_uring never tries such an open inline, its worker threads do it. */
+static int64_t probe_open_creat(struct flexsc_queue *q)
+{
+	struct a_call c = { SYS_open, 3, { P(secret), O_RDONLY | O_CREAT, 0600 } };
 	return a_probe(q, &c);
 }
 
@@ -99,6 +120,10 @@ int main(void)
 	CHECK_EQ(getsockname(listener, (struct sockaddr *)&addr, &len), 0);
 
 	int failed = a_run("attack_context", "chroot: open", setup, chroot_empty, probe_open) +
+		     a_run("attack_context", "chroot: open with O_CREAT", setup, chroot_empty, probe_open_creat) +
+		     a_run("attack_context", "chroot after a worker: open with O_CREAT", setup, chroot_after_worker,
+			   probe_open_creat) +
+		     a_run("attack_context", "chroot after a worker: open", setup, chroot_after_worker, probe_open) +
 		     a_run("attack_context", "chroot: access", setup, chroot_empty, probe_access) +
 		     a_run("attack_context", "own descriptor table: read", setup, close_in_own_table, probe_read) +
 		     a_run("attack_context", "new netns: socket+connect", setup, new_netns, probe_connect);
