@@ -185,8 +185,14 @@ bool fx_shares_context(int tid)
 {
 	long self = fx_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
 
-	return tid > 0 && fx_raw_syscall6(SYS_kcmp, self, tid, KCMP_FILES, 0, 0, 0) == 0 &&
-	       fx_raw_syscall6(SYS_kcmp, self, tid, KCMP_FS, 0, 0, 0) == 0;
+	return fx_task_shares((int)self, tid, FX_SHARE_FILES | FX_SHARE_FS);
+}
+
+bool fx_task_shares(int self, int tid, unsigned what)
+{
+	return tid > 0 &&
+	       (!(what & FX_SHARE_FILES) || fx_raw_syscall6(SYS_kcmp, self, tid, KCMP_FILES, 0, 0, 0) == 0) &&
+	       (!(what & FX_SHARE_FS) || fx_raw_syscall6(SYS_kcmp, self, tid, KCMP_FS, 0, 0, 0) == 0);
 }
 
 /*

@@ -48,6 +48,11 @@ bool fx_seccomp_filtered(void);
  */
 bool fx_shares_context(int tid);
 
+/* The same for task self (the caller's tid) and what: FX_SHARE_* (one kcmp each). */
+#define FX_SHARE_FILES 1
+#define FX_SHARE_FS 2
+bool fx_task_shares(int self, int tid, unsigned what);
+
 /*
  * A thread of this process that keeps the descriptor table and fs context
  * the caller had when the thread was made (by the first get since the

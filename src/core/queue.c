@@ -418,29 +418,35 @@ static void mark_inflight(struct flexsc_queue *q, unsigned idx)
  * another task is not under it), and so does an owner an SQPOLL ring would
  * not run them as; one that no longer shares the process's descriptor
  * table or fs context runs itself the calls an io-wq worker would resolve
- * with those (FX_DEP_CONTEXT); calls for the syscall threads carry the
+ * with those (FX_DEP_FS, FX_DEP_FILES); calls for the syscall threads carry the
  * owner's identity, which those threads compare with their own.
  */
-/* Whether the call at idx (with the rest of its chain) may run in an io-wq worker with the owner's context. */
-static bool context_dep(const struct flexsc_queue *q, unsigned idx)
+/* The FX_SHARE_* that the call at idx (with the rest of its chain) needs of the owner on a ring's io-wq worker. */
+static unsigned context_dep(const struct flexsc_queue *q, unsigned idx)
 {
+	unsigned need = 0;
+
 	for (unsigned i = idx; i != FX_NIL; i = q->slots[idx].chain_len ? q->link[i] : FX_NIL) {
 		const struct fx_sysdesc *d = fx_sysdesc(q->entries[i].sysnum);
-		if (d && (d->dep & FX_DEP_CONTEXT))
-			return true;
+		if (d && (d->dep & FX_DEP_FS))
+			need |= FX_SHARE_FS;
+		if (d && (d->dep & FX_DEP_FILES))
+			need |= FX_SHARE_FILES;
 	}
-	return false;
+	return need;
 }
 
 static void check_identity(struct flexsc_queue *q, unsigned n)
 {
-	bool ring = false, threads = false, context = false;
+	bool ring = false, threads = false;
+	unsigned context = 0;
 
 	for (unsigned i = 0; i < n; i++) {
 		unsigned idx = q->pending[i];
 		ring |= q->slots[idx].route == FX_ROUTE_URING;
 		threads |= q->slots[idx].route == FX_ROUTE_THREAD;
-		context |= q->slots[idx].route == FX_ROUTE_URING && context_dep(q, idx);
+		if (q->slots[idx].route == FX_ROUTE_URING)
+			context |= context_dep(q, idx);
 	}
 	if (!ring && !threads)
 		return;
@@ -453,7 +459,7 @@ static void check_identity(struct flexsc_queue *q, unsigned n)
 	q->filtered |= id.seccomp != 0; /* a task never loses a filter */
 	bool ring_ok = !q->filtered && (!sqpoll || fx_uring_runs_as(q, &id));
 	/* SQPOLL: runs_as looked at the context for every call */
-	bool context_ok = ring_ok && (sqpoll || !context || fx_uring_shares_context(q));
+	bool context_ok = ring_ok && (sqpoll || !context || fx_uring_shares_context(q, context));
 	if (threads && !q->filtered)
 		fx_threads_identity(q, &id, (int)fx_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0));
 	for (unsigned i = 0; i < n; i++) {

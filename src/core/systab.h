@@ -30,13 +30,18 @@ struct fx_sysdesc {
 
 #define FX_DEP_NS 1 /* the caller's network, IPC or UTS namespace: never another thread */
 /*
- * Through io_uring it may run in an io-wq worker, which resolves paths and
- * descriptors with the fs context and descriptor table it was started
- * with: after the caller's unshare(CLONE_FS or CLONE_FILES) not the
- * caller's (a chroot it then made would not hold). On a ring only while
- * the caller shares the process's (queue.c, check_identity).
+ * Through io_uring it may run in an io-wq worker, which resolves paths
+ * with the fs context (FX_DEP_FS: root, cwd, umask) and looks up or closes
+ * descriptors in the table (FX_DEP_FILES) it was started with: after the
+ * caller's unshare(CLONE_FS or CLONE_FILES) not the caller's (a chroot it
+ * then made would not hold). On a ring only while the caller shares the
+ * process's (queue.c, check_identity). The others run on the ring in the
+ * caller's own context: their descriptor is looked up on its first,
+ * inline, try, and a retry after a wait for readiness runs as task work
+ * on the caller.
  */
-#define FX_DEP_CONTEXT 2
+#define FX_DEP_FS 2
+#define FX_DEP_FILES 4
 
 extern const struct fx_sysdesc fx_systab[FX_NR_SYSCALLS];
 

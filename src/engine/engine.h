@@ -29,7 +29,7 @@ int fx_uring_sleep(struct flexsc_queue *q, const struct timespec *rel);
 int fx_uring_cancel(struct flexsc_queue *q, unsigned idx);
 /* Whether the ring runs calls as a caller with identity id (always, without SQPOLL). */
 bool fx_uring_runs_as(struct flexsc_queue *q, const struct fx_identity *id);
-bool fx_uring_shares_context(struct flexsc_queue *q);
+bool fx_uring_shares_context(struct flexsc_queue *q, unsigned what);
 
 /* syscall threads (src/engine/threads.c) */
 int fx_pool_create(struct flexsc *fx);

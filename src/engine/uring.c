@@ -20,7 +20,7 @@
  * its current descriptors and fs context inline, but a worker resolves
  * paths and descriptors with those the owner had when the worker started
  * (an unshare since leaves it behind): calls that may run there
- * (FX_DEP_CONTEXT) use the ring only while the owner shares the
+ * (FX_DEP_FS, FX_DEP_FILES) use the ring only while the owner shares the
  * process's (fx_uring_shares_context). An SQPOLL thread runs them with its
  * creator's credentials, or those of the personality an SQE carries, and
  * with the descriptor table and fs context it shared with its creator.
@@ -92,6 +92,7 @@ struct fx_uring {
 	unsigned personality;  /* 0: the creator's credentials are current */
 	int anchor;            /* the context anchor it holds (identity.h), or -1 */
 	bool anchored;         /* its owner shared the anchor's context at creation */
+	int owner_tid;         /* the one task that submits (IORING_SETUP_SINGLE_ISSUER) */
 	struct fx_identity sq_id; /* SQPOLL: the identity its SQEs run with */
 	uint64_t wake_buf;
 	union fx_uring_scratch *scratch; /* one per entry */
@@ -190,6 +191,7 @@ int fx_uring_create(struct flexsc_queue *q)
 	r->sqpoll = c->sqpoll;
 	r->anchor = fx_context_anchor_get();
 	r->anchored = fx_shares_context(r->anchor);
+	r->owner_tid = (int)fx_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
 	if (r->sqpoll) {
 		fx_identity_read(&r->sq_id);
 		if (!r->anchored)
@@ -1023,14 +1025,16 @@ int fx_uring_cancel(struct flexsc_queue *q, unsigned idx)
 }
 
 /*
- * Whether the owner still shares the descriptor table and fs context it
- * had when it made the ring (those of the process: kcmp against the
- * context anchor), which the ring's io-wq workers, and its SQPOLL thread,
- * were started with and keep.
+ * Whether the owner still shares what (FX_SHARE_*) of the descriptor
+ * table and fs context it had when it made the ring (those of the
+ * process: kcmp against the context anchor), which the ring's io-wq
+ * workers, and its SQPOLL thread, were started with and keep.
  */
-bool fx_uring_shares_context(struct flexsc_queue *q)
+bool fx_uring_shares_context(struct flexsc_queue *q, unsigned what)
 {
-	return q->ring->anchored && fx_shares_context(q->ring->anchor);
+	struct fx_uring *r = q->ring;
+
+	return r->anchored && fx_task_shares(r->owner_tid, r->anchor, what);
 }
 
 /*
@@ -1047,7 +1051,7 @@ bool fx_uring_runs_as(struct flexsc_queue *q, const struct fx_identity *id)
 
 	if (!r->sqpoll)
 		return true;
-	if (id->seccomp || id->ngroups < 0 || !fx_uring_shares_context(q))
+	if (id->seccomp || id->ngroups < 0 || !fx_uring_shares_context(q, FX_SHARE_FILES | FX_SHARE_FS))
 		return false;
 	if (fx_identity_same(id, &r->sq_id))
 		return true;
