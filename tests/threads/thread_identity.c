@@ -102,8 +102,14 @@ int main(void)
 		printf("skip: needs root (threads change their own credentials)\n");
 		return 77;
 	}
-	snprintf(secret, sizeof(secret), "/tmp/flexsc-tid-%d", (int)getpid());
-	snprintf(empty, sizeof(empty), "/tmp/flexsc-tid-%d.d", (int)getpid());
+	/* a fresh directory: one a killed run left behind must not fail this one */
+	char base[] = "/tmp/flexsc-tid-XXXXXX";
+	if (!mkdtemp(base) || chmod(base, 0755)) {
+		perror(base);
+		return 1;
+	}
+	snprintf(secret, sizeof(secret), "%s/secret", base);
+	snprintf(empty, sizeof(empty), "%s/empty", base);
 	if (mkdir(empty, 0755)) {
 		perror(empty);
 		return 1;
@@ -131,6 +137,7 @@ int main(void)
 		pthread_join(ch[k], NULL);
 	unlink(secret);
 	rmdir(empty);
+	rmdir(base);
 	result("the impersonating thread got EACCES every time", wrong[0] == 0);
 	result("the filtered thread got EPERM every time", wrong[1] == 0);
 	result("the chrooted thread got ENOENT every time", wrong[2] == 0);
