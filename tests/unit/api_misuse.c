@@ -128,7 +128,12 @@ static void exit_still_runs(enum flexsc_engine eng)
 	(void)fx, (void)q, (void)t, (void)post_exit;
 #endif
 
-	/* exit_group ends the process that posts it, with its status */
+	/*
+	 * exit_group ends the process that posts it, with its status. Not
+	 * under ThreadSanitizer: it refuses a new thread in the child of a
+	 * multithreaded process, and a ring's context anchor is one.
+	 */
+#ifndef __SANITIZE_THREAD__
 	pid = fork();
 	CHECK(pid >= 0);
 	if (pid == 0) {
@@ -147,6 +152,9 @@ static void exit_still_runs(enum flexsc_engine eng)
 	CHECK_EQ(waitpid(pid, &status, 0), pid);
 	CHECK(WIFEXITED(status));
 	CHECK_EQ(WEXITSTATUS(status), 7);
+#else
+	(void)pid, (void)status;
+#endif
 }
 
 static void cross_queue(struct flexsc *fx, struct flexsc_queue *q, struct flexsc *fx2)
