@@ -111,6 +111,8 @@ FX_PUBLIC int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	if (me) {
 		u->sigmask = me->sigmask;
 		memcpy(u->name, me->name, sizeof(u->name)); /* a new thread has its creator's name */
+		if (me->affinity && (u->affinity = malloc(sizeof(*u->affinity))))
+			*u->affinity = *me->affinity; /* and its affinity */
 	}
 	u->id = atomic_fetch_add(&next_id, 1);
 	atomic_store(&u->detached, detach == PTHREAD_CREATE_DETACHED);
@@ -514,9 +516,11 @@ FX_PUBLIC int pthread_getattr_np(pthread_t thread, pthread_attr_t *attr)
 /*
  * Affinity of a uthread: carriers are pinned and run any uthread, so a
  * thread's affinity cannot move it; re-pinning its carrier (what glibc's
- * call would do) would move every other uthread with it. The set is
- * checked as the kernel would (EINVAL when it holds no CPU the process may
- * use), kept, and reported back; docs/threads.md says so.
+ * call would do) would move every other uthread with it. A uthread's set
+ * is the process's at start, as a thread's on NPTL, until it sets one,
+ * which is checked as the kernel would (EINVAL when it holds no CPU the
+ * process may use), kept, reported back and inherited by the threads it
+ * creates; docs/threads.md says so.
  */
 
 FX_PUBLIC int pthread_setaffinity_np(pthread_t thread, size_t size, const cpu_set_t *set)
@@ -531,7 +535,7 @@ FX_PUBLIC int pthread_setaffinity_np(pthread_t thread, size_t size, const cpu_se
 	}
 	if (size == 0)
 		return EINVAL;
-	fx_rt_cpus(&allowed);
+	fx_rt_start_cpus(&allowed);
 	CPU_ZERO(&both);
 	memcpy(&both, set, size < sizeof(both) ? size : sizeof(both));
 	CPU_AND(&both, &both, &allowed);
@@ -556,7 +560,7 @@ FX_PUBLIC int pthread_getaffinity_np(pthread_t thread, size_t size, cpu_set_t *s
 	if (t->affinity)
 		mine = *t->affinity;
 	else
-		fx_rt_cpus(&mine);
+		fx_rt_start_cpus(&mine);
 	if (size < sizeof(mine)) {
 		/* as the kernel: the buffer must hold every CPU the set names */
 		for (size_t cpu = size * 8; cpu < CPU_SETSIZE; cpu++)
@@ -566,6 +570,34 @@ FX_PUBLIC int pthread_getaffinity_np(pthread_t thread, size_t size, cpu_set_t *s
 	memset(set, 0, size);
 	memcpy(set, &mine, size < sizeof(mine) ? size : sizeof(mine));
 	return 0;
+}
+
+/*
+ * sched_getaffinity and sched_setaffinity of the caller itself (pid 0, or
+ * its kernel thread's id, a carrier's) are its uthread's, as above: the
+ * carrier's pinned CPU is not the thread's (`nproc` under flexsc-run said
+ * 1 where the machine has 2, and a program sizing its pools by it ran
+ * with fewer threads). Another id is the kernel's.
+ */
+static bool own_pid(pid_t pid)
+{
+	return pid == 0 || pid == (pid_t)fx_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+}
+
+FX_PUBLIC int sched_getaffinity(pid_t pid, size_t size, cpu_set_t *set)
+{
+	if (!fx_on_uthread() || !own_pid(pid))
+		return REAL(sched_getaffinity)(pid, size, set);
+	int err = pthread_getaffinity_np(pthread_self(), size, set);
+	return err ? (errno = err, -1) : 0;
+}
+
+FX_PUBLIC int sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *set)
+{
+	if (!fx_on_uthread() || !own_pid(pid))
+		return REAL(sched_setaffinity)(pid, size, set);
+	int err = pthread_setaffinity_np(pthread_self(), size, set);
+	return err ? (errno = err, -1) : 0;
 }
 
 FX_PUBLIC int pthread_getschedparam(pthread_t thread, int *policy, struct sched_param *sp)

@@ -358,6 +358,21 @@ bool fx_end_wait(struct fx_uthread *u, struct fx_waiter **slot);
  * signal blocked (it unblocks what it needs), no carrier's GS base.
  * Returns 0 or -errno.
  */
+/*
+ * Around an exec (src/preload/exec.c): the new image inherits the calling
+ * thread's CPUs and signal mask, a carrier's pinned CPU and the extra
+ * signals it blocks for the runtime. fx_rt_exec_prepare gives the thread
+ * the CPUs the process had at start and, on carrier c (NULL: not one),
+ * the uthread's own mask, saving what it had (true: it changed something);
+ * fx_rt_exec_failed puts that back when the exec fails.
+ */
+struct fx_exec_saved {
+	cpu_set_t cpus;
+	bool cpus_set, mask_set;
+};
+bool fx_rt_exec_prepare(struct fx_exec_saved *saved, struct fx_carrier *c);
+void fx_rt_exec_failed(const struct fx_exec_saved *saved, struct fx_carrier *c);
+
 int fx_rt_kthread(void *(*fn)(void *));
 int fx_rt_kthread_arg(void *(*fn)(void *), void *arg);
 /*
@@ -380,6 +395,8 @@ void fx_thread_finished(void *result) __attribute__((noreturn));
 long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *args);
 bool fx_never_restarted(long nr, const uint64_t *args);
 void fx_rt_cpus(cpu_set_t *set);
+/* The CPUs the process could run on at start, before the runtime pinned carrier 0: a uthread's affinity. */
+void fx_rt_start_cpus(cpu_set_t *set);
 struct fx_uthread *fx_uthread_self(void);
 extern _Atomic int fx_rt_live_uthreads;
 

@@ -488,6 +488,27 @@ static void *kthread_main(void *p)
 	return st.fn(st.arg);
 }
 
+bool fx_rt_exec_prepare(struct fx_exec_saved *saved, struct fx_carrier *c)
+{
+	saved->cpus_set = CPU_COUNT(&start_cpus) &&
+			  fx_raw_syscall6(SYS_sched_getaffinity, 0, sizeof(saved->cpus), (long)&saved->cpus, 0, 0, 0) > 0 &&
+			  fx_raw_syscall6(SYS_sched_setaffinity, 0, sizeof(start_cpus), (long)&start_cpus, 0, 0, 0) == 0;
+	saved->mask_set = c && c->current && c->kextra;
+	if (saved->mask_set) {
+		uint64_t want = c->current->sigmask;
+		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&want, 0, 8, 0, 0);
+	}
+	return saved->cpus_set || saved->mask_set;
+}
+
+void fx_rt_exec_failed(const struct fx_exec_saved *saved, struct fx_carrier *c)
+{
+	if (saved->cpus_set)
+		fx_raw_syscall6(SYS_sched_setaffinity, 0, sizeof(saved->cpus), (long)&saved->cpus, 0, 0, 0);
+	if (saved->mask_set)
+		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&c->kmask, 0, 8, 0, 0);
+}
+
 int fx_rt_kthread(void *(*fn)(void *))
 {
 	return fx_rt_kthread_arg(fn, NULL);
@@ -1745,6 +1766,14 @@ static void atfork_child(void)
 			strerror(-err));
 		_exit(127);
 	}
+}
+
+void fx_rt_start_cpus(cpu_set_t *set)
+{
+	if (CPU_COUNT(&start_cpus))
+		*set = start_cpus;
+	else
+		fx_rt_cpus(set);
 }
 
 /* The CPUs the program's threads may run on: its carriers'. */

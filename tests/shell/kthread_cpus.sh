@@ -7,7 +7,9 @@
 # starts the monitor) and sleeps under `flexsc-run --require --cores 0`,
 # and compares each such thread's Cpus_allowed_list with the process's
 # at start; then the same for a program exec'd, without the preload, in
-# a forked child. Needs 2 CPUs and a C compiler. Exit 0 pass, 1 fail, 77 skip.
+# a forked child, and for one exec'd with no fork by each exec function,
+# from the main thread and from another. Needs 2 CPUs and a C compiler.
+# Exit 0 pass, 1 fail, 77 skip.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/preload.bash"
@@ -85,4 +87,60 @@ else
 	echo "ok: a program exec'd in a forked child on CPUs $got"
 fi
 [ -s "$tmp/ran2" ] || { echo "FAIL: the runtime did not run the forking program"; fail=1; }
+
+# A program exec'd without a fork, from the main thread (carrier 0, pinned)
+# and from another thread, through each exec function: it runs, without
+# the preload (LD_PRELOAD taken out first), on every CPU the process had
+# at start, not on the carrier's one.
+cat >"$tmp/execer.c" <<'C'
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+static const char *how;
+static void *run(void *arg)
+{
+	char *argv[] = { "grep", "Cpus_allowed_list", "/proc/self/status", NULL }, *env[] = { NULL };
+	(void)arg;
+	unsetenv("LD_PRELOAD");
+	if (!strcmp(how, "execve")) execve("/usr/bin/grep", argv, env);
+	if (!strcmp(how, "execv")) execv("/usr/bin/grep", argv);
+	if (!strcmp(how, "execvp")) execvp("grep", argv);
+	if (!strcmp(how, "execvpe")) execvpe("grep", argv, env);
+	if (!strcmp(how, "execl")) execl("/usr/bin/grep", "grep", "Cpus_allowed_list", "/proc/self/status", (char *)NULL);
+	if (!strcmp(how, "execlp")) execlp("grep", "grep", "Cpus_allowed_list", "/proc/self/status", (char *)NULL);
+	if (!strcmp(how, "execle")) execle("/usr/bin/grep", "grep", "Cpus_allowed_list", "/proc/self/status", (char *)NULL, env);
+	_exit(127);
+}
+int main(int argc, char **argv)
+{
+	pthread_t t;
+	how = argv[1];
+	if (argc > 2) { /* from a thread of its own */
+		pthread_create(&t, NULL, run, NULL);
+		pthread_join(t, NULL);
+	}
+	run(NULL);
+	return 1;
+}
+C
+"$cc" -O2 -pthread -o "$tmp/execer" "$tmp/execer.c" || { echo "FAIL: the exec'ing program does not compile"; exit 1; }
+for how in execve execv execvp execvpe execl execlp execle; do
+	for from in "the main thread" "another thread"; do
+		rm -f "$tmp/ran3"
+		if [ "$from" = "the main thread" ]; then
+			got=$(FLEXSC_RAN_FILE=$tmp/ran3 "$run" --require -- "$tmp/execer" $how | awk '{ print $2 }')
+		else
+			got=$(FLEXSC_RAN_FILE=$tmp/ran3 "$run" --require -- "$tmp/execer" $how thread | awk '{ print $2 }')
+		fi
+		if [ "$got" != "$want" ]; then
+			echo "FAIL: a program exec'd with $how from $from may run on CPUs '$got', the process had $want"
+			fail=1
+		else
+			echo "ok: $how from $from: CPUs $got"
+		fi
+		[ -s "$tmp/ran3" ] || { echo "FAIL: the runtime did not run the exec'ing program ($how)"; fail=1; }
+	done
+done
 exit $fail
