@@ -424,16 +424,6 @@ static void mark_inflight(struct flexsc_queue *q, unsigned idx)
 	}
 }
 
-/*
- * The hand-over check (identity.c), made at every flush that sends calls
- * away from the owner, with the kernel's answers of this moment: a
- * filtered owner runs them all itself (io_uring bypasses its filter, and
- * another task is not under it), and so does an owner an SQPOLL ring would
- * not run them as; one that no longer shares the process's descriptor
- * table or fs context runs itself the calls an io-wq worker would resolve
- * with those (FX_DEP_FS, FX_DEP_FILES); calls for the syscall threads carry the
- * owner's identity, which those threads compare with their own.
- */
 /* The FX_SHARE_* that the call at idx (with the rest of its chain) needs of the owner on a ring's io-wq worker. */
 static unsigned context_dep(const struct flexsc_queue *q, unsigned idx)
 {
@@ -449,6 +439,16 @@ static unsigned context_dep(const struct flexsc_queue *q, unsigned idx)
 	return need;
 }
 
+/*
+ * The hand-over check (identity.c), made at every flush that sends calls
+ * away from the owner, with the kernel's answers of this moment: a
+ * filtered owner runs them all itself (io_uring bypasses its filter, and
+ * another task is not under it), and so does an owner an SQPOLL ring would
+ * not run them as; one that no longer shares the process's descriptor
+ * table or fs context runs itself the calls an io-wq worker would resolve
+ * with those (FX_DEP_FS, FX_DEP_FILES); calls for the syscall threads
+ * carry the owner's identity, which those threads compare with their own.
+ */
 static void check_identity(struct flexsc_queue *q, unsigned n)
 {
 	bool ring = false, threads = false;

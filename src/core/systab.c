@@ -23,7 +23,9 @@
  * comparison does not cover: FX_DEP_NS, the caller's network, IPC or UTS
  * namespace (socket creation, System V and POSIX message IPC, host
  * names), which is per thread; such a call runs on the caller, through its
- * own io_uring or synchronously, never on another thread.
+ * own io_uring or synchronously, never on another thread. FX_DEP_FS and
+ * FX_DEP_FILES mark the URING calls an io_uring worker may run with the
+ * fs context or descriptor table it started with (systab.h).
  *
  * Two THREAD calls depend on the caller through one of their operations,
  * which the code that posts them must look at: futex (FUTEX_LOCK_PI and
