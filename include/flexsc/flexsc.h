@@ -56,14 +56,6 @@ enum flexsc_engine {
  */
 #define FLEXSC_ORDER_BY_TYPE (1u << 1)  /* calls of one system call number consecutively */
 #define FLEXSC_ORDER_IO_FIRST (1u << 2) /* calls that move data or wait for a device first */
-/*
- * Auto engine: open, openat and close run on the caller when posted, as
- * stat, fstat and statx always do there (timed: one that took longer than
- * 200 us sends them the usual way for a second). Through io_uring each
- * would cost more than itself: a flush, and a kcmp that checks the caller
- * still shares the context an io-wq worker would use. flexsc-run sets it.
- */
-#define FLEXSC_QUICK_FILES (1u << 3)
 
 struct flexsc_config {
 	enum flexsc_engine engine;
@@ -81,7 +73,7 @@ struct flexsc_config {
 	int interrupt_signal;       /* 0, or a signal (with a handler installed without SA_RESTART)
 				     * that syscall threads leave unblocked, so flexsc_cancel can
 				     * interrupt a call one of them is executing */
-	unsigned flags;             /* FLEXSC_QUIET, FLEXSC_ORDER_*, FLEXSC_QUICK_FILES */
+	unsigned flags;             /* FLEXSC_QUIET, FLEXSC_ORDER_* */
 };
 
 /* Fills *cfg with the defaults above. */

@@ -207,35 +207,22 @@ static bool local_by_args(const struct flexsc_entry *e)
 
 /*
  * Calls that are quick unless the kernel must read the disk: attributes of
- * a file (stat and friends), and with FLEXSC_QUICK_FILES opening and
- * closing one (a FIFO's open waits for its peer, a lingering socket's
- * close for its data: timed as slow). io_uring always hands STATX to an
- * io-wq worker, a kernel thread switch on this core, and a syscall thread
- * costs a hand-off: either costs more than the call (Apache, one stat a
- * request: 1.3x NPTL through io_uring, 1.6x in place, on one core). An
- * open or a close through the ring also costs a kcmp, the context check
- * (check_identity): open, read and close of a cached file in a loop under
- * flexsc-run took 11.3 us a round with them on the ring, 5.7 us in place,
- * 2.8 us on NPTL. So on the auto engine they run in place, timed; one
- * that took longer than fx->quick_slow_ns (200 us) must have waited, and
- * sends the quick calls of this queue the usual way (ring or threads) for
- * FX_QUICK_BACKOFF_NS: a carrier stalls at most once a second.
+ * a file (stat and friends). io_uring always hands STATX to an io-wq worker,
+ * a kernel thread switch on this core, and a syscall thread costs a
+ * hand-off: either costs more than the call (Apache, one stat a request:
+ * 1.3x NPTL through io_uring, 1.6x in place, on one core). So on the auto
+ * engine they run in place, timed; one that took longer than
+ * fx->quick_slow_ns (200 us) must have waited for the disk, and sends the
+ * quick calls of this queue the usual way (ring or threads) for
+ * FX_QUICK_BACKOFF_NS: a carrier stalls for the disk at most once a second.
  */
 #define FX_QUICK_BACKOFF_NS (1000 * 1000000ull)
 
 /* A quick call on this queue's engine: run in place and timed, unless backing off. */
 static bool quick_call(const struct flexsc_queue *q, const struct flexsc_entry *e)
 {
-	if (q->fx->engine != FLEXSC_ENGINE_AUTO)
-		return false;
-	switch (e->sysnum) {
-	case SYS_newfstatat: case SYS_fstat: case SYS_statx:
-		return true;
-	case SYS_open: case SYS_openat: case SYS_close:
-		return q->fx->cfg.flags & FLEXSC_QUICK_FILES;
-	default:
-		return false;
-	}
+	return q->fx->engine == FLEXSC_ENGINE_AUTO &&
+	       (e->sysnum == SYS_newfstatat || e->sysnum == SYS_fstat || e->sysnum == SYS_statx);
 }
 
 static bool quick_in_place(const struct flexsc_queue *q, const struct flexsc_entry *e)

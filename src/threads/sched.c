@@ -1867,7 +1867,7 @@ int fx_rt_start(void)
 	int order = order_from_env(getenv("FLEXSC_ORDER"));
 	if (order < 0)
 		return -EINVAL;
-	cfg.flags |= (unsigned)order | FLEXSC_QUICK_FILES;
+	cfg.flags |= (unsigned)order;
 	/* dynamic core specialization: between the carrier's core and the syscall cores */
 	const char *spec = getenv("FLEXSC_SPECIALIZE");
 	if (spec && *spec && strcmp(spec, "off")) {

@@ -11,9 +11,7 @@
  *   2. with FLEXSC_QUICK_SLOW_NS=0 (every call counts as slow; read at
  *      registration), the first stat runs in place and the next ones do
  *      not: newfstatat goes through io_uring, fstat to a syscall thread;
- *   3. on the uring engine, the same stat is never run in place;
- *   4. open, openat and close run in place with FLEXSC_QUICK_FILES (with a
- *      threshold no call reaches), and not without it.
+ *   3. on the uring engine, the same stat is never run in place.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -98,33 +96,6 @@ int main(void)
 	CHECK_EQ(a.by_engine[FLEXSC_ENGINE_AUTO] - b.by_engine[FLEXSC_ENGINE_AUTO], 0);
 	t_close(fx, q);
 
-	/* 4 */
-	setenv("FLEXSC_QUICK_SLOW_NS", "60000000000", 1);
-	for (int with = 0; with < 2; with++) {
-		struct flexsc_config c;
-		flexsc_config_init(&c);
-		if (with)
-			c.flags |= FLEXSC_QUICK_FILES;
-		t_open(FLEXSC_ENGINE_AUTO, &fx, &q, &c);
-		b = t_stats(q);
-		uint64_t oa[3] = { P(path), O_RDONLY | O_CLOEXEC, 0 };
-		int64_t f1 = flexsc_syscall(q, SYS_open, 3, oa);
-		uint64_t oat[4] = { (uint64_t)AT_FDCWD, P(path), O_RDONLY | O_CLOEXEC, 0 };
-		int64_t f2 = flexsc_syscall(q, SYS_openat, 4, oat);
-		CHECK(f1 >= 0 && f2 >= 0);
-		CHECK_EQ(fstat((int)f1, &got), 0);
-		CHECK_EQ(got.st_ino, want.st_ino);
-		uint64_t c1[1] = { (uint64_t)f1 }, c2[1] = { (uint64_t)f2 };
-		CHECK_EQ(flexsc_syscall(q, SYS_close, 1, c1), 0);
-		CHECK_EQ(flexsc_syscall(q, SYS_close, 1, c2), 0);
-		CHECK_EQ(flexsc_syscall(q, SYS_close, 1, c2), -EBADF);
-		a = t_stats(q);
-		CHECK_EQ(a.by_engine[FLEXSC_ENGINE_AUTO] - b.by_engine[FLEXSC_ENGINE_AUTO], with ? 5 : 0);
-		t_close(fx, q);
-	}
-	unsetenv("FLEXSC_QUICK_SLOW_NS");
-
-	printf("quick_calls: stats (and with FLEXSC_QUICK_FILES opens and closes) run in place on the auto engine, "
-	       "the usual way after a slow one\n");
+	printf("quick_calls: stats run in place on the auto engine, the usual way after a slow one\n");
 	return 0;
 }
