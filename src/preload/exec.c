@@ -86,16 +86,23 @@ static void fill_args(char **argv, const char *arg0, va_list *ap)
 		argv[++i] = va_arg(*ap, char *);
 }
 
+/*
+ * Declares argv, an array of the arguments from arg0 to the NULL that ends
+ * them, in the calling function; ap (started) is then past the NULL.
+ */
+#define LIST_TO_ARGV(argv, arg0, ap)                    \
+	va_start(ap, arg0);                             \
+	size_t argc_ = count_args(arg0, ap);            \
+	va_end(ap);                                     \
+	char *argv[argc_];                              \
+	va_start(ap, arg0);                             \
+	fill_args(argv, arg0, &ap)
+
 FX_PUBLIC int execl(const char *path, const char *arg0, ...)
 {
 	va_list ap;
 
-	va_start(ap, arg0);
-	size_t n = count_args(arg0, ap);
-	va_end(ap);
-	char *argv[n];
-	va_start(ap, arg0);
-	fill_args(argv, arg0, &ap);
+	LIST_TO_ARGV(argv, arg0, ap);
 	va_end(ap);
 	return execv(path, argv);
 }
@@ -104,12 +111,7 @@ FX_PUBLIC int execlp(const char *file, const char *arg0, ...)
 {
 	va_list ap;
 
-	va_start(ap, arg0);
-	size_t n = count_args(arg0, ap);
-	va_end(ap);
-	char *argv[n];
-	va_start(ap, arg0);
-	fill_args(argv, arg0, &ap);
+	LIST_TO_ARGV(argv, arg0, ap);
 	va_end(ap);
 	return execvp(file, argv);
 }
@@ -118,12 +120,7 @@ FX_PUBLIC int execle(const char *path, const char *arg0, ...)
 {
 	va_list ap;
 
-	va_start(ap, arg0);
-	size_t n = count_args(arg0, ap);
-	va_end(ap);
-	char *argv[n];
-	va_start(ap, arg0);
-	fill_args(argv, arg0, &ap);
+	LIST_TO_ARGV(argv, arg0, ap);
 	char *const *envp = va_arg(ap, char *const *);
 	va_end(ap);
 	return execve(path, argv, envp);

@@ -79,13 +79,18 @@ int main(void)
 }
 C
 "$cc" -O2 -pthread -o "$tmp/forker" "$tmp/forker.c" || { echo "FAIL: the forking program does not compile"; exit 1; }
+# expect_cpus WHAT GOT: ok when GOT (a Cpus_allowed_list) is the process's at start.
+expect_cpus() {
+	if [ "$2" != "$want" ]; then
+		echo "FAIL: $1 may run on CPUs '$2', the process had $want at start"
+		fail=1
+	else
+		echo "ok: $1 on CPUs $2"
+	fi
+}
+
 got=$(FLEXSC_RAN_FILE=$tmp/ran2 "$run" --require -- "$tmp/forker" | awk '{ print $2 }')
-if [ "$got" != "$want" ]; then
-	echo "FAIL: a program exec'd in a forked child may run on CPUs '$got', the parent had $want at start"
-	fail=1
-else
-	echo "ok: a program exec'd in a forked child on CPUs $got"
-fi
+expect_cpus "a program exec'd in a forked child" "$got"
 [ -s "$tmp/ran2" ] || { echo "FAIL: the runtime did not run the forking program"; fail=1; }
 
 # A program exec'd without a fork, from the main thread (carrier 0, pinned)
@@ -134,12 +139,7 @@ for how in execve execv execvp execvpe execl execlp execle; do
 		else
 			got=$(FLEXSC_RAN_FILE=$tmp/ran3 "$run" --require -- "$tmp/execer" $how thread | awk '{ print $2 }')
 		fi
-		if [ "$got" != "$want" ]; then
-			echo "FAIL: a program exec'd with $how from $from may run on CPUs '$got', the process had $want"
-			fail=1
-		else
-			echo "ok: $how from $from: CPUs $got"
-		fi
+		expect_cpus "a program exec'd with $how from $from" "$got"
 		[ -s "$tmp/ran3" ] || { echo "FAIL: the runtime did not run the exec'ing program ($how)"; fail=1; }
 	done
 done
