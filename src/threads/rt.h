@@ -353,12 +353,6 @@ void fx_poke(struct fx_carrier *c);
 void fx_interrupt_call(struct fx_uthread *u);
 bool fx_end_wait(struct fx_uthread *u, struct fx_waiter **slot);
 /*
- * Starts one of the runtime's own kernel threads (the signal thread,
- * overflow threads) running fn(NULL): detached, a 64 KiB stack, every
- * signal blocked (it unblocks what it needs), no carrier's GS base.
- * Returns 0 or -errno.
- */
-/*
  * Around an exec (src/preload/exec.c): the new image inherits the calling
  * thread's CPUs and signal mask, a carrier's pinned CPU and the extra
  * signals it blocks for the runtime. fx_rt_exec_prepare gives the thread
@@ -373,6 +367,12 @@ struct fx_exec_saved {
 bool fx_rt_exec_prepare(struct fx_exec_saved *saved, struct fx_carrier *c);
 void fx_rt_exec_failed(const struct fx_exec_saved *saved, struct fx_carrier *c);
 
+/*
+ * Starts one of the runtime's own kernel threads (the signal thread,
+ * overflow threads) running fn(NULL): detached, a 64 KiB stack, every
+ * signal blocked (it unblocks what it needs), no carrier's GS base.
+ * Returns 0 or -errno.
+ */
 int fx_rt_kthread(void *(*fn)(void *));
 int fx_rt_kthread_arg(void *(*fn)(void *), void *arg);
 /*

@@ -490,8 +490,10 @@ static void *kthread_main(void *p)
 
 bool fx_rt_exec_prepare(struct fx_exec_saved *saved, struct fx_carrier *c)
 {
-	saved->cpus_set = CPU_COUNT(&start_cpus) &&
-			  fx_raw_syscall6(SYS_sched_getaffinity, 0, sizeof(saved->cpus), (long)&saved->cpus, 0, 0, 0) > 0 &&
+	CPU_ZERO(&saved->cpus); /* the kernel fills only its own mask's bytes */
+	long got = CPU_COUNT(&start_cpus) ? fx_raw_syscall6(SYS_sched_getaffinity, 0, sizeof(saved->cpus),
+							    (long)&saved->cpus, 0, 0, 0) : -1;
+	saved->cpus_set = got > 0 &&
 			  fx_raw_syscall6(SYS_sched_setaffinity, 0, sizeof(start_cpus), (long)&start_cpus, 0, 0, 0) == 0;
 	saved->mask_set = c && c->current && c->kextra;
 	if (saved->mask_set) {

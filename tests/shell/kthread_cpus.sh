@@ -8,7 +8,8 @@
 # and compares each such thread's Cpus_allowed_list with the process's
 # at start; then the same for a program exec'd, without the preload, in
 # a forked child, and for one exec'd with no fork by each exec function,
-# from the main thread and from another. Needs 2 CPUs and a C compiler.
+# from the main thread and from another (after an exec that fails, which
+# must return ENOENT and let the program go on). Needs 2 CPUs and a C compiler.
 # Exit 0 pass, 1 fail, 77 skip.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -99,6 +100,7 @@ expect_cpus "a program exec'd in a forked child" "$got"
 # at start, not on the carrier's one.
 cat >"$tmp/execer.c" <<'C'
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +110,9 @@ static void *run(void *arg)
 {
 	char *argv[] = { "grep", "Cpus_allowed_list", "/proc/self/status", NULL }, *env[] = { NULL };
 	(void)arg;
+	/* a failed exec returns, with errno, and the program goes on */
+	if (execve("/nonexistent/flexsc", argv, env) != -1 || errno != ENOENT)
+		_exit(3);
 	unsetenv("LD_PRELOAD");
 	if (!strcmp(how, "execve")) execve("/usr/bin/grep", argv, env);
 	if (!strcmp(how, "execv")) execv("/usr/bin/grep", argv);
