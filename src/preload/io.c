@@ -454,9 +454,9 @@ static void masked_begin(struct masked_wait *m, const sigset_t *mask)
 	memcpy(&bits, mask, sizeof(bits));
 	m->saved = u->sigmask;
 	u->sigmask = bits & ~NEVER_BLOCKED;
-	u->handled = 0;
 	fx_sig_mask_changed(u); /* the process's pending ones it now takes */
 	fx_raise_pending();
+	u->handled = 0; /* after the handlers the old mask let run at once: those before the call */
 }
 
 /* After the call returned r: whether it goes on (EINTR, no handler of the program ran). */
