@@ -189,9 +189,9 @@ int fx_uring_create(struct flexsc_queue *q)
 	}
 	r->ring.ring_fd = r->ring.enter_ring_fd = fx_fd_keep(r->ring.ring_fd);
 	r->sqpoll = c->sqpoll;
-	r->anchor = fx_context_anchor_get();
-	r->anchored = fx_shares_context(r->anchor);
 	r->owner_tid = (int)fx_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	r->anchor = fx_context_anchor_get();
+	r->anchored = fx_task_shares(r->owner_tid, r->anchor, FX_SHARE_FILES | FX_SHARE_FS);
 	if (r->sqpoll) {
 		fx_identity_read(&r->sq_id);
 		if (!r->anchored)

@@ -471,6 +471,13 @@ struct kthread_start {
 /* The CPUs the process could run on before the runtime pinned its first thread as carrier 0. */
 static cpu_set_t start_cpus;
 
+/* Lets the calling thread run on start_cpus (known once the runtime started); whether it did. */
+static bool take_start_cpus(void)
+{
+	return CPU_COUNT(&start_cpus) &&
+	       fx_raw_syscall6(SYS_sched_setaffinity, 0, sizeof(start_cpus), (long)&start_cpus, 0, 0, 0) == 0;
+}
+
 static void *kthread_main(void *p)
 {
 	struct kthread_start st = *(struct kthread_start *)p;
@@ -483,18 +490,16 @@ static void *kthread_main(void *p)
 	 * monitor would wait for that one CPU behind the carriers there (a
 	 * second and more under load) while another was free.
 	 */
-	if (CPU_COUNT(&start_cpus))
-		fx_raw_syscall6(SYS_sched_setaffinity, 0, sizeof(start_cpus), (long)&start_cpus, 0, 0, 0);
+	take_start_cpus();
 	return st.fn(st.arg);
 }
 
 bool fx_rt_exec_prepare(struct fx_exec_saved *saved, struct fx_carrier *c)
 {
 	CPU_ZERO(&saved->cpus); /* the kernel fills only its own mask's bytes */
-	long got = CPU_COUNT(&start_cpus) ? fx_raw_syscall6(SYS_sched_getaffinity, 0, sizeof(saved->cpus),
-							    (long)&saved->cpus, 0, 0, 0) : -1;
-	saved->cpus_set = got > 0 &&
-			  fx_raw_syscall6(SYS_sched_setaffinity, 0, sizeof(start_cpus), (long)&start_cpus, 0, 0, 0) == 0;
+	saved->cpus_set = CPU_COUNT(&start_cpus) &&
+			  fx_raw_syscall6(SYS_sched_getaffinity, 0, sizeof(saved->cpus), (long)&saved->cpus, 0, 0, 0) > 0 &&
+			  take_start_cpus();
 	saved->mask_set = c && c->current && c->kextra;
 	if (saved->mask_set) {
 		uint64_t want = c->current->sigmask;
@@ -1626,8 +1631,7 @@ int fx_rt_after_fork_child(void)
 	 * process had at start, not its carrier's one, or every program it
 	 * execs (a shell's, make's compilers) ran on that one CPU.
 	 */
-	if (CPU_COUNT(&start_cpus))
-		fx_raw_syscall6(SYS_sched_setaffinity, 0, sizeof(start_cpus), (long)&start_cpus, 0, 0, 0);
+	take_start_cpus();
 	c->mon_look_ns = 0; /* the parent's monitor looked at another thread */
 	fx_kstate_name_forked(self); /* the child is named for the thread that forked, not its carrier */
 	c->rq_head = c->rq_tail = NULL;

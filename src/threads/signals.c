@@ -540,13 +540,8 @@ void fx_sig_send(struct fx_uthread *u, int sig)
 void fx_sig_mask_changed(struct fx_uthread *u)
 {
 	struct reg_hold h = lock_reg();
-	uint64_t take = atomic_load(&proc_pending) & ~u->sigmask;
+	uint64_t take = atomic_fetch_and(&proc_pending, u->sigmask) & ~u->sigmask;
 
-	if (!take) {
-		unlock_reg(h);
-		return;
-	}
-	take = atomic_fetch_and(&proc_pending, ~take) & take;
 	for (uint64_t t = take; t; t &= t - 1)
 		q_move(&proc_q, &u->sigq, __builtin_ctzll(t) + 1, false);
 	atomic_fetch_or(&u->sigpending_proc, take);
