@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "preload/real.h"
+#include "threads/preempt.h"
 #include "threads/wait.h"
 
 bool fx_rt_active;
@@ -138,6 +139,10 @@ __attribute__((destructor)) static void preload_stats(void)
 		(unsigned long long)syscalls, (unsigned long long)switches,
 		(unsigned long long)sleeps, (unsigned long long)steals, (unsigned long long)overflowed);
 	fx_tcache_report();
+	if (fx_preempt_count())
+		fprintf(stderr, "flexsc-run: %llu times a thread that computed gave way to others waiting "
+				"(time-slicing)\n",
+			(unsigned long long)fx_preempt_count());
 	if (fx_rt_handoffs())
 		fprintf(stderr, "flexsc-run: %llu cores handed from a carrier blocked in the kernel to a spare "
 				"(%u spares started)\n",

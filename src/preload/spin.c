@@ -4,8 +4,9 @@
  *
  * pthread_spinlock_t stays glibc's int (0 free, 1 held) and its semantics
  * stay a spin lock's. But a uthread that spins on a lock held by a uthread
- * of its own carrier would spin forever: nothing preempts it, so the
- * holder never runs again. And the holder may be parked (in an exception-
+ * of its own carrier would spin for long: the monitor preempts only the
+ * program's own code, never this library's (preempt.c), so the holder
+ * would not run again. And the holder may be parked (in an exception-
  * less call, or blocked on something else) where only its carrier going
  * through its scheduler (reaping, firing timers) brings it back.
  *

@@ -155,6 +155,8 @@ struct fx_carrier {
 	 */
 	int sig_locked;
 	_Atomic int poke_sent;      /* a poke is on its way (fx_poke): no second one */
+	/* the monitor asks the running uthread to give way: the switch count it runs at, plus one; 0: not asked (preempt.c) */
+	_Atomic uint64_t preempt_at;
 	bool sig_deferred;
 	_Atomic uint64_t sig_held;
 	/*

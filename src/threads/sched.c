@@ -15,7 +15,8 @@
  * fx_block, which switches directly to the next runnable uthread, or to the
  * scheduler context when there is none. Scheduling is cooperative: every
  * interposed blocking call, every contended lock and every wait is a switch
- * point; nothing preempts a uthread.
+ * point; a uthread that computes while others wait is preempted by the
+ * monitor (preempt.c).
  *
  * The race every M:N runtime must close: once a blocking uthread is on a
  * wait list, another carrier may wake and resume it before its registers
@@ -56,6 +57,7 @@
 #include <unistd.h>
 
 #include "threads/overflow.h"
+#include "threads/preempt.h"
 #include "threads/rt.h"
 #include "threads/signals.h"
 #include "threads/ufutex.h"
@@ -1347,6 +1349,18 @@ static bool could_run(struct fx_carrier *c)
 	       atomic_load_explicit(&c->cancel_inbox, memory_order_relaxed);
 }
 
+/*
+ * What c would do at its uthread's next switch, now: run a queued uthread
+ * or a sleeper whose time has come, submit or reap calls, cancel one. A
+ * uthread that computes with any of it waiting gives way (preempt.c).
+ */
+static bool others_wait(struct fx_carrier *c, uint64_t now)
+{
+	return atomic_load_explicit(&c->rq_len, memory_order_relaxed) ||
+	       __atomic_load_n(&c->inflight, __ATOMIC_RELAXED) ||
+	       atomic_load_explicit(&c->cancel_inbox, memory_order_relaxed) || fx_timers_next(c) <= now;
+}
+
 static void poke_blocked(struct fx_carrier *c, uint64_t now)
 {
 	fx_raw_syscall6(SYS_tgkill, getpid(), c->tid, FX_SIG_POKE, 0, 0, 0);
@@ -1422,8 +1436,8 @@ static bool monitor_tick(void)
 		struct fx_carrier *c = fx_carriers[i];
 		if (!c)
 			continue;
-		uint64_t beat = __atomic_load_n(&c->switches, __ATOMIC_RELAXED) +
-				__atomic_load_n(&c->syscalls, __ATOMIC_RELAXED);
+		uint64_t switches = __atomic_load_n(&c->switches, __ATOMIC_RELAXED);
+		uint64_t beat = switches + __atomic_load_n(&c->syscalls, __ATOMIC_RELAXED);
 		bool stale = beat == c->mon_beat;
 		c->mon_beat = beat;
 		/*
@@ -1454,11 +1468,16 @@ static bool monitor_tick(void)
 			c->mon_look_ns = 0;
 			continue;
 		}
-		if (computing(c, now))
+		if (computing(c, now)) {
+			if (others_wait(c, now))
+				fx_preempt_request(c, switches);
 			continue;
+		}
 		char st = kernel_state(c->tid);
 		if ((st == 'S' || st == 'D') && handoff(c, now))
 			acted = true;
+		else if (st == 'R' && others_wait(c, now))
+			fx_preempt_request(c, switches); /* computing, on a CPU it shares with much other work */
 	}
 	return acted;
 }
@@ -1735,6 +1754,10 @@ static void poked(int sig, siginfo_t *si, void *uc)
 	}
 	fx_raise_pending();
 	fx_raw_leave(c);
+	if (atomic_load_explicit(&c->preempt_at, memory_order_relaxed)) {
+		fx_preempt_poked(c, uc);
+		c = fx_carrier_self(); /* resumed perhaps on another */
+	}
 	if (c->current->cancel_async && fx_cancel_pending(c->current))
 		fx_cancel_async_poked(uc);
 }
@@ -1928,6 +1951,7 @@ int fx_rt_start(void)
 	err = fx_sig_start();
 	if (err)
 		return err;
+	fx_preempt_init();
 	pthread_atfork(NULL, NULL, atfork_child);
 	return 0;
 }
