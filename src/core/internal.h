@@ -47,6 +47,7 @@ struct fx_slot {
 	uint8_t chain_len;   /* on a chain's op 0: ops in the chain; else 0 */
 	uint8_t chain_fd;    /* op 0 makes a descriptor that later ops use */
 	uint8_t chained;     /* part of a chain: cancelled whole or not at all */
+	int32_t keep_fd;     /* a descriptor an earlier try made, plus one, which the result replaces (fx_queue_reroute); 0: none */
 };
 
 /*
@@ -223,6 +224,14 @@ void fx_queue_to_threads(struct flexsc_queue *q, bool on);
 /* the owner's side of completion (src/core/queue.c) */
 int fx_call_index(const struct flexsc_queue *q, flexsc_call_t call, unsigned *idx);
 void fx_queue_complete(struct flexsc_queue *q, unsigned idx, int64_t ret);
+/*
+ * An engine gives back an entry in flight that it could not run as the
+ * system call runs (uring.c: the open of a FIFO): it goes out again, on
+ * the fallback route, at the owner's next flush. keep_fd >= 0: a
+ * descriptor the first try made, which the retry's result replaces (on
+ * its number), or which is closed if the retry fails.
+ */
+void fx_queue_reroute(struct flexsc_queue *q, unsigned idx, int keep_fd);
 /* Runs an entry (or its chain) on the owner now and completes it. */
 void fx_queue_run_here(struct flexsc_queue *q, unsigned idx);
 int fx_queue_harvest(struct flexsc_queue *q);

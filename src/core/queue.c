@@ -120,12 +120,31 @@ static bool changes_fds(const struct flexsc_entry *e)
 	}
 }
 
+/* The retry of a call that made keep_fd (fx_queue_reroute) gave ret: its result, on keep_fd's number. */
+static int64_t replace_kept(const struct flexsc_entry *e, int keep_fd, int64_t ret)
+{
+	if (ret < 0) {
+		fx_raw_syscall6(SYS_close, keep_fd, 0, 0, 0, 0, 0);
+		return ret;
+	}
+	int cloexec = fx_open_flags(e->sysnum, e->args) & O_CLOEXEC;
+	if (fx_raw_syscall6(SYS_dup3, ret, keep_fd, cloexec, 0, 0, 0) < 0)
+		return ret; /* cannot fail for two open descriptors; if it did, the retry's own number */
+	fx_raw_syscall6(SYS_close, ret, 0, 0, 0, 0, 0);
+	fx_fd_changed();
+	return keep_fd;
+}
+
 /* Called by the owner when an engine reports idx finished with ret. */
 void fx_queue_complete(struct flexsc_queue *q, unsigned idx, int64_t ret)
 {
 	struct flexsc_entry *e = &q->entries[idx];
 	struct fx_slot *s = &q->slots[idx];
 
+	if (fx_unlikely(s->keep_fd)) {
+		ret = replace_kept(e, s->keep_fd - 1, ret);
+		s->keep_fd = 0;
+	}
 	if (changes_fds(e))
 		fx_fd_changed();
 	fx_fd_made(e->sysnum, e->args, ret);
@@ -262,6 +281,7 @@ static unsigned take_entry(struct flexsc_queue *q, long sysnum, unsigned nargs,
 	q->slots[idx].chain_len = 0;
 	q->slots[idx].chain_fd = 0;
 	q->slots[idx].chained = 0;
+	q->slots[idx].keep_fd = 0;
 	q->link[idx] = FX_NIL;
 	q->stats.posted++;
 	return idx;
@@ -295,6 +315,15 @@ static void make_pending(struct flexsc_queue *q, unsigned idx, enum fx_route rou
 	if (q->npending == 0)
 		q->first_pending_ns = fx_batch_clock(q);
 	q->pending[q->npending++] = (uint16_t)idx;
+}
+
+void fx_queue_reroute(struct flexsc_queue *q, unsigned idx, int keep_fd)
+{
+	struct fx_slot *s = &q->slots[idx];
+
+	q->inflight[s->route]--;
+	s->keep_fd = keep_fd + 1;
+	make_pending(q, idx, fallback_route(q));
 }
 
 static int check_alive(const struct flexsc_queue *q)

@@ -44,6 +44,9 @@
 /* First: under -std=c11 it sets the feature macros its own includes need. */
 #include <liburing.h>
 
+#include <fcntl.h>
+#include <linux/openat2.h>
+
 #include <asm/unistd.h>
 
 #include "systab.h"
@@ -538,3 +541,14 @@ const struct fx_sysdesc fx_systab[FX_NR_SYSCALLS] = {
 	[__NR_file_getattr] = T(file_getattr, 5),
 	[__NR_file_setattr] = T(file_setattr, 5),
 };
+
+int fx_open_flags(long nr, const uint64_t *args)
+{
+	switch (nr) {
+	case __NR_open: return (int)args[1];
+	case __NR_openat: return (int)args[2];
+	case __NR_openat2: return (int)((const struct open_how *)(uintptr_t)args[2])->flags;
+	case __NR_creat: return O_CREAT | O_WRONLY | O_TRUNC;
+	}
+	return -1;
+}

@@ -52,4 +52,11 @@ static inline const struct fx_sysdesc *fx_sysdesc(long nr)
 	return &fx_systab[nr];
 }
 
+/*
+ * The flags of an open-family call that succeeded (open, openat, openat2,
+ * creat); -1 for any other call. openat2's are read from its struct
+ * open_how, which the kernel has read without a fault.
+ */
+int fx_open_flags(long nr, const uint64_t *args);
+
 #endif

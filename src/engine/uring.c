@@ -926,6 +926,39 @@ done:
 	return false;
 }
 
+/*
+ * io_uring tries an open with O_NONBLOCK first and keeps that result
+ * unless it is EAGAIN, and a FIFO obeys the flag: opened for reading it
+ * does not wait for a writer, for writing it fails with ENXIO while there
+ * is no reader, where open(2) without O_NONBLOCK waits for the other end
+ * (fifo(7)). Such an open goes out again by the route that waits as the
+ * call does (fx_queue_reroute). The read end it made stays open meanwhile,
+ * which is what a waiting open(2) does too (a writer that comes finds a
+ * reader), and the retry's descriptor takes its number. Costs an fstat
+ * per open for reading that io_uring completed; a write-only open only
+ * when it fails with ENXIO. True if the entry went out again.
+ */
+static bool fifo_open_retried(struct flexsc_queue *q, unsigned idx, int64_t res)
+{
+	const struct flexsc_entry *e = &q->entries[idx];
+	struct stat st;
+
+	if ((res < 0 && res != -ENXIO) || q->slots[idx].chained)
+		return false; /* not read before: openat2's open_how may be what failed */
+	int flags = fx_open_flags(e->sysnum, e->args);
+	if (flags < 0 || (flags & (O_NONBLOCK | O_PATH)))
+		return false;
+	if (res == -ENXIO && (flags & O_ACCMODE) == O_WRONLY) {
+		fx_queue_reroute(q, idx, -1);
+		return true;
+	}
+	if (res < 0 || (flags & O_ACCMODE) != O_RDONLY ||
+	    fx_raw_syscall6(SYS_fstat, res, (long)&st, 0, 0, 0, 0) || !S_ISFIFO(st.st_mode))
+		return false;
+	fx_queue_reroute(q, idx, (int)res);
+	return true;
+}
+
 int fx_uring_harvest(struct flexsc_queue *q)
 {
 	struct fx_uring *r = q->ring;
@@ -958,6 +991,8 @@ int fx_uring_harvest(struct flexsc_queue *q)
 			/* cancelled because its descriptor is O_NONBLOCK (check_waiting) */
 			if (fx_unlikely(r->nb[ud - 1] == NB_CANCELLED) && (res == -ECANCELED || res == -EINTR))
 				res = -EAGAIN;
+			if (fifo_open_retried(q, (unsigned)(ud - 1), res))
+				continue;
 			if (fx_unlikely(res != (int64_t)e->args[2] || r->written[ud - 1]) &&
 			    write_rest(q, (unsigned)(ud - 1), &res)) {
 				rearmed = true; /* submitted below */
