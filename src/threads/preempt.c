@@ -19,12 +19,14 @@
  * floating-point state; when the uthread is resumed, on whichever carrier,
  * the handler returns and the kernel puts it all back.
  *
- * Only where a switch is safe, which is the program's own code: never
- * inside the runtime (its spin locks and queues, half updated), libc or
- * the dynamic loader (their internal locks are plain futexes the runtime
- * does not see: the next uthread on this carrier to take one would block
- * the carrier in the kernel), or liburing (the runtime's rings). A uthread
- * interrupted there is asked again at the monitor's next look. Locks the
+ * Only where a switch is safe, which is the program's own code: never in
+ * the runtime or in any code it calls, which may run with one of its spin
+ * locks held (a semaphore's wait list while it reads the clock): libc and
+ * the dynamic loader (whose internal locks are moreover plain futexes the
+ * runtime does not see: the next uthread on this carrier to take one would
+ * block the carrier in the kernel), the vDSO (clock_gettime) and liburing
+ * (the runtime's rings). A uthread interrupted there is asked again at the
+ * monitor's next look. Locks the
  * program holds in its own code are the runtime's (pthread_mutex_lock and
  * pthread_spin_lock are interposed) or its own atomics, and a waiter that
  * spins on one is time-sliced in turn.
@@ -66,10 +68,12 @@ static bool holds(const struct dl_phdr_info *info, const void *a)
 static int note_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	uintptr_t ldso = (uintptr_t)getauxval(AT_BASE);
+	const void *vdso = (const void *)getauxval(AT_SYSINFO_EHDR);
 
 	(void)size, (void)arg;
 	if (!holds(info, (const void *)fx_preempt_init) && !holds(info, (const void *)dl_iterate_phdr) &&
-	    !holds(info, (const void *)io_uring_submit) && !(ldso && info->dlpi_addr == ldso))
+	    !holds(info, (const void *)io_uring_submit) && !(ldso && info->dlpi_addr == ldso) &&
+	    !(vdso && holds(info, vdso)))
 		return 0;
 	for (int i = 0; i < info->dlpi_phnum && nranges < RANGES_MAX; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
