@@ -71,6 +71,12 @@ struct fx_uthread {
 	_Atomic uint64_t sigpending; /* sent by pthread_kill, raised when it next runs unblocked */
 	_Atomic uint64_t sigpending_proc; /* those of them the process was sent: others take them if it blocks them or exits */
 	struct fx_sigq sigq;        /* the siginfo of those pending signals, realtime ones queued (signals.c, under its lock) */
+	/*
+	 * Those pending signals the kernel had no room to queue when they were
+	 * raised (the user's queued signals at RLIMIT_SIGPENDING): they end no
+	 * call or wait meanwhile; the monitor has them raised again (fx_sig_retry).
+	 */
+	_Atomic uint64_t sig_stuck;
 	int cancel_disabled;        /* PTHREAD_CANCEL_DISABLE */
 	int cancel_async;           /* PTHREAD_CANCEL_ASYNCHRONOUS (acted on at cancellation points) */
 	_Atomic int cancel_requested;
@@ -155,6 +161,12 @@ struct fx_carrier {
 	 */
 	int sig_locked;
 	_Atomic int poke_sent;      /* a poke is on its way (fx_poke): no second one */
+	/*
+	 * Signals are pending for its uthread that could not be raised (the
+	 * user's queued signals at RLIMIT_SIGPENDING, or a poke that could not
+	 * be sent): the monitor pokes it again at its next look.
+	 */
+	_Atomic int sig_retry;
 	/* the monitor asks the running uthread to give way: the switch count it runs at, plus one; 0: not asked (preempt.c) */
 	_Atomic uint64_t preempt_at;
 	bool sig_deferred;

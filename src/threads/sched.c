@@ -993,7 +993,7 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 			 */
 			atomic_store(&c->call_intr, NULL);
 			atomic_store(&c->in_call, self);
-			if (fx_cancel_pending(self) || (atomic_load(&self->sigpending) & ~self->sigmask)) {
+			if (fx_cancel_pending(self) || (atomic_load(&self->sigpending) & ~self->sigmask & ~atomic_load(&self->sig_stuck))) {
 				r = -EINTR;
 				goto ran_here;
 			}
@@ -1077,7 +1077,7 @@ ran_here:
 		 * load; the sender stores the request, then loads the state: one
 		 * of the two sees the other. The inbox is served before it sleeps.
 		 */
-		if (fx_cancel_pending(self) || (atomic_load(&self->sigpending) & ~self->sigmask))
+		if (fx_cancel_pending(self) || (atomic_load(&self->sigpending) & ~self->sigmask & ~atomic_load(&self->sig_stuck)))
 			fx_interrupt(self);
 		fx_block();
 		r = self->sysret;
@@ -1432,6 +1432,7 @@ static bool monitor_tick(void)
 	uint64_t now = fx_now_ns();
 	bool acted = false;
 
+	fx_sig_retry();
 	for (unsigned i = 0; i < n; i++) {
 		struct fx_carrier *c = fx_carriers[i];
 		if (!c)
@@ -1445,6 +1446,9 @@ static bool monitor_tick(void)
 		 * back early and has not since the last look: the interrupt may
 		 * have landed just before the call entered the kernel. Again.
 		 */
+		/* signals a carrier could not raise or be poked for: again, a look later */
+		if (atomic_load_explicit(&c->sig_retry, memory_order_relaxed) && atomic_exchange(&c->sig_retry, 0))
+			fx_poke(c);
 		struct fx_uthread *ic = atomic_load(&c->in_call);
 		if (ic && stale && c->tid && atomic_load(&c->call_intr) == ic)
 			fx_raw_syscall6(SYS_tgkill, getpid(), c->tid, FX_SIG_INTERRUPT, 0, 0, 0);
@@ -1722,8 +1726,10 @@ void fx_poke(struct fx_carrier *c)
 {
 	/* after the sender's seq_cst store of what is pending */
 	if (!atomic_exchange(&c->poke_sent, 1) &&
-	    fx_raw_syscall6(SYS_tgkill, getpid(), c->tid, FX_SIG_POKE, 0, 0, 0) < 0)
+	    fx_raw_syscall6(SYS_tgkill, getpid(), c->tid, FX_SIG_POKE, 0, 0, 0) < 0) {
 		atomic_store(&c->poke_sent, 0); /* not on its way after all */
+		atomic_store(&c->sig_retry, 1); /* EAGAIN: the user's queued signals are at their limit */
+	}
 }
 
 /*
@@ -1740,8 +1746,14 @@ static void poked(int sig, siginfo_t *si, void *uc)
 	(void)sig, (void)si;
 	if (c)
 		atomic_store(&c->poke_sent, 0); /* seq_cst, then the look at what is pending: a later sender pokes again */
-	if (!c || !c->current || c->in_rt || fx_in_handler(c))
+	if (!c || !c->current)
 		return;
+	if (c->in_rt || fx_in_handler(c)) {
+		/* raised at its next switch; should it compute on, at the monitor's next poke */
+		if (atomic_load(&c->current->sigpending) & ~c->current->sigmask)
+			atomic_store(&c->sig_retry, 1);
+		return;
+	}
 	fx_raw_enter(c);
 	if (atomic_load_explicit(&c->handed, memory_order_relaxed) && c->inflight && at_syscall(uc)) {
 		int saved = errno;

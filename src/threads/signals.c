@@ -44,6 +44,7 @@ static _Atomic int reg_lock;            /* the registry, the sigwait list, proc_
 static struct fx_uthread *reg_head;     /* live uthreads */
 static struct fx_wlist sigwaiters;      /* uthreads in sigwait */
 static _Atomic uint64_t proc_pending;   /* process-directed, no uthread could take them yet */
+static _Atomic int stuck_any;           /* some uthread has sig_stuck signals (fx_sig_retry) */
 
 /*
  * The siginfo of the signals pending in the runtime (on a uthread, or on
@@ -153,10 +154,31 @@ static void unlock_reg(struct reg_hold h)
 	}
 }
 
+static bool is_rt(int sig)
+{
+	return sig >= 32;
+}
+
+/* Sends sig with its siginfo to the carrier's thread, or at least sig. */
+static void send_back(long pid, int tid, int sig, const siginfo_t *info)
+{
+	if (fx_raw_syscall6(SYS_rt_tgsigqueueinfo, pid, tid, sig, (long)info, 0, 0))
+		fx_raw_syscall6(SYS_tgkill, pid, tid, sig, 0, 0, 0);
+}
+
+/*
+ * Realtime signals of sig's number that fx_sig_hold takes out of the
+ * kernel's queue to send back behind the held one: more than this many
+ * pending at once may overtake it.
+ */
+#define HOLD_REQUEUE 16
+
 void fx_sig_hold(struct fx_carrier *c, int sig, const siginfo_t *info, ucontext_t *uc)
 {
 	uint64_t mask, add = ~reserved;
 	long pid = getpid();
+	siginfo_t later[HOLD_REQUEUE];
+	unsigned n = 0;
 
 	/* first: sig itself (SA_NODEFER) must not come back before the window ends */
 	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&add, 0, 8, 0, 0);
@@ -165,16 +187,24 @@ void fx_sig_hold(struct fx_carrier *c, int sig, const siginfo_t *info, ucontext_
 	atomic_fetch_or(&c->sig_held, add); /* before the window can end: it unblocks them */
 	mask |= add;
 	memcpy(&uc->uc_sigmask, &mask, sizeof(mask));
-	if (fx_raw_syscall6(SYS_rt_tgsigqueueinfo, pid, c->tid, sig, (long)info, 0, 0))
-		fx_raw_syscall6(SYS_tgkill, pid, c->tid, sig, 0, 0, 0);
+	/*
+	 * A realtime signal sent back queues behind the others of its number
+	 * the kernel has pending: those are taken out (they are blocked now)
+	 * and sent back after it, so they keep their order.
+	 */
+	if (is_rt(sig)) {
+		uint64_t set = BIT(sig);
+		struct timespec none = { 0, 0 };
+		while (n < HOLD_REQUEUE &&
+		       fx_raw_syscall6(SYS_rt_sigtimedwait, (long)&set, (long)&later[n], (long)&none, 8, 0, 0) == sig)
+			n++;
+	}
+	send_back(pid, c->tid, sig, info);
+	for (unsigned i = 0; i < n; i++)
+		send_back(pid, c->tid, sig, &later[i]);
 }
 
 /* ---- the siginfo queues: with reg_lock held ---- */
-
-static bool is_rt(int sig)
-{
-	return sig >= 32;
-}
 
 static struct fx_sigq_ent *ent_get(void)
 {
@@ -758,25 +788,63 @@ again:
 	fx_spin_unlock(&reg_lock);
 	window_leave(c);
 	if (ready || extra) {
-		uint64_t old, block = ready, sent = 0;
+		uint64_t old, block = ready, sent = 0, kept = 0, kept_proc = 0;
+		struct fx_sigq back = { NULL, NULL };
 		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&block, (long)&old, 8, 0, 0);
-		for (struct fx_sigq_ent *e = took.head; e; e = e->next) {
+		for (struct fx_sigq_ent *prev = NULL, *e = took.head, *next; e; e = next) {
 			int sig = e->info.si_signo;
-			if (fx_raw_syscall6(SYS_rt_tgsigqueueinfo, pid, c->tid, sig, (long)&e->info, 0, 0) == 0)
+			next = e->next;
+			long err = kept & BIT(sig) ? -EAGAIN :
+				   fx_raw_syscall6(SYS_rt_tgsigqueueinfo, pid, c->tid, sig, (long)&e->info, 0, 0);
+			if (!err)
 				sent |= BIT(sig);
+			if (err != -EAGAIN) {
+				prev = e;
+				continue;
+			}
+			/*
+			 * The user's queued signals are at RLIMIT_SIGPENDING: kept, with
+			 * the later ones of sig behind it, for the monitor's retry. Those
+			 * sent already are delivered when the mask below is put back, so
+			 * before them. Not blocked meanwhile (kextra): the kernel would
+			 * keep those sent for this carrier, which u may leave.
+			 */
+			kept |= BIT(sig);
+			kept_proc |= e->proc ? BIT(sig) : 0;
+			if (prev)
+				prev->next = next;
+			else
+				took.head = next;
+			q_push(&back, e);
 		}
-		for (uint64_t rest = ready & ~sent; rest; rest &= rest - 1)
-			fx_raw_syscall6(SYS_tgkill, pid, c->tid, __builtin_ctzll(rest) + 1, 0, 0, 0);
-		if (took.head) {
+		for (uint64_t rest = ready & ~sent & ~kept; rest; rest &= rest - 1) {
+			int sig = __builtin_ctzll(rest) + 1;
+			if (fx_raw_syscall6(SYS_tgkill, pid, c->tid, sig, 0, 0, 0) == -EAGAIN)
+				kept |= BIT(sig); /* pending as its bit, as it was */
+		}
+		if (took.head || back.head) {
 			window_enter(c);
 			fx_spin_lock(&reg_lock);
 			for (struct fx_sigq_ent *e = took.head, *next; e && gen == fx_gen(); e = next) {
 				next = e->next;
 				ent_put(e);
 			}
+			if (back.head && gen == fx_gen()) {
+				/* older than any the queue has now: in front */
+				back.tail->next = u->sigq.head;
+				u->sigq.head = back.head;
+				if (!u->sigq.tail)
+					u->sigq.tail = back.tail;
+			}
 			fx_spin_unlock(&reg_lock);
 			window_leave(c);
 		}
+		if (kept) {
+			atomic_fetch_or(&u->sigpending_proc, kept_proc);
+			atomic_fetch_or(&u->sigpending, kept);
+			atomic_store(&stuck_any, 1); /* the monitor has them raised again (fx_sig_retry) */
+		}
+		atomic_store(&u->sig_stuck, kept);
 		/* the kernel delivers them now: those it has for the thread (these) first */
 		if (extra) {
 			old &= ~(extra & ~u->sigmask);
@@ -906,6 +974,19 @@ static void *signal_thread(void *arg)
 			dispatch((int)sig, &info);
 	}
 	return NULL;
+}
+
+void fx_sig_retry(void)
+{
+	if (!atomic_load_explicit(&stuck_any, memory_order_relaxed) || !atomic_exchange(&stuck_any, 0))
+		return;
+	struct reg_hold h = lock_reg_as(true); /* the monitor blocks every signal */
+	for (struct fx_uthread *u = reg_head; u; u = u->reg_next) {
+		uint64_t stuck = atomic_exchange(&u->sig_stuck, 0) & atomic_load(&u->sigpending) & ~u->sigmask;
+		if (stuck)
+			wake_for(u, __builtin_ctzll(stuck) + 1);
+	}
+	unlock_reg(h);
 }
 
 int fx_sig_start(void)

@@ -45,6 +45,12 @@ void fx_sig_hold(struct fx_carrier *c, int sig, const siginfo_t *info, ucontext_
 void fx_sig_mask_blocked(struct fx_uthread *u, uint64_t blocked);
 /* Raises on c (running u, no lock held) the signals pending for u that it accepts, with their siginfo. */
 void fx_sig_raise(struct fx_carrier *c, struct fx_uthread *u);
+/*
+ * The monitor's, at each look: uthreads with signals their raise could
+ * not queue (sig_stuck: the user's queued signals at RLIMIT_SIGPENDING)
+ * take them again, as they take one the signal thread hands them.
+ */
+void fx_sig_retry(void);
 /* Signals pending for u: its own and the process's (the kernel's not included). */
 uint64_t fx_sig_pending(const struct fx_uthread *u);
 /*
