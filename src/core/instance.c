@@ -243,7 +243,8 @@ static void drain(struct flexsc_queue *q)
 	struct flexsc_completion c[64];
 
 	flexsc_flush(q);
-	while (q->inflight[FX_ROUTE_URING] || q->inflight[FX_ROUTE_THREAD]) {
+	/* pending again: an entry an engine gave back (fx_queue_reroute), flushed by the wait */
+	while (q->inflight[FX_ROUTE_URING] || q->inflight[FX_ROUTE_THREAD] || q->npending) {
 		flexsc_wait(q, NULL);
 		while (flexsc_reap(q, c, 64) > 0)
 			;

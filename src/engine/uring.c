@@ -955,6 +955,17 @@ static bool fifo_open_retried(struct flexsc_queue *q, unsigned idx, int64_t res)
 	if (res < 0 || (flags & O_ACCMODE) != O_RDONLY ||
 	    fx_raw_syscall6(SYS_fstat, res, (long)&st, 0, 0, 0, 0) || !S_ISFIFO(st.st_mode))
 		return false;
+	/*
+	 * A writer came already (its data is there, or it came and went: HUP):
+	 * open(2) would have returned once it came. So would the open if io-wq
+	 * ran it (O_CREAT, a path not cached), waiting as the call does. Else
+	 * the retry waits for one; a writer that comes and goes between this
+	 * look and the retry's start is not seen by it (docs/design.md).
+	 */
+	struct pollfd p = { (int)res, POLLIN, 0 };
+	if (fx_raw_syscall6(SYS_poll, (long)&p, 1, 0, 0, 0, 0) == 1)
+		return false;
+	fx_raw_syscall6(SYS_fcntl, res, F_SETFD, FD_CLOEXEC, 0, 0, 0); /* not into a child meanwhile */
 	fx_queue_reroute(q, idx, (int)res);
 	return true;
 }
