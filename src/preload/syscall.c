@@ -8,7 +8,8 @@
  * (threads/kstate.c: the robust list, the alternate signal stack, the
  * thread's name, futexes), and the blocking calls src/preload/io.c makes
  * exception-less, posted the same way (fx_io_syscall), so that a call
- * made through syscall() does not block the carrier. Everything else
+ * made through syscall() does not block the carrier; execve and execveat
+ * go through the exec family's wrappers (preload/exec.c). Everything else
  * (clone, vfork, exit, rt_sigreturn, calls with a signal mask...) goes
  * to the kernel unchanged.
  *
@@ -83,6 +84,11 @@ FX_PUBLIC long syscall(long nr, ...)
 	va_end(ap);
 	if (fx_fd_guarded(nr, a, &r)) /* close, dup2... on one of the library's own descriptors */
 		return fx_libc_ret(r);
+	/* the new image gets the CPUs and mask an exec through libc gives it (src/preload/exec.c) */
+	if (nr == SYS_execve)
+		return execve((const char *)a[0], (char *const *)a[1], (char *const *)a[2]);
+	if (nr == SYS_execveat)
+		return execveat((int)a[0], (const char *)a[1], (char *const *)a[2], (char *const *)a[3], (int)a[4]);
 	if (fx_rt_active && fx_io_syscall(nr, a, &r))
 		return r;
 	bind_for(nr, a);

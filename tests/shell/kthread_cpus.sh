@@ -101,9 +101,11 @@ expect_cpus "a program exec'd in a forked child" "$got"
 cat >"$tmp/execer.c" <<'C'
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 static const char *how;
 static void *run(void *arg)
@@ -121,6 +123,8 @@ static void *run(void *arg)
 	if (!strcmp(how, "execl")) execl("/usr/bin/grep", "grep", "Cpus_allowed_list", "/proc/self/status", (char *)NULL);
 	if (!strcmp(how, "execlp")) execlp("grep", "grep", "Cpus_allowed_list", "/proc/self/status", (char *)NULL);
 	if (!strcmp(how, "execle")) execle("/usr/bin/grep", "grep", "Cpus_allowed_list", "/proc/self/status", (char *)NULL, env);
+	if (!strcmp(how, "syscall-execve")) syscall(SYS_execve, "/usr/bin/grep", argv, env);
+	if (!strcmp(how, "syscall-execveat")) syscall(SYS_execveat, AT_FDCWD, "/usr/bin/grep", argv, env, 0);
 	_exit(127);
 }
 int main(int argc, char **argv)
@@ -136,7 +140,7 @@ int main(int argc, char **argv)
 }
 C
 "$cc" -O2 -pthread -o "$tmp/execer" "$tmp/execer.c" || { echo "FAIL: the exec'ing program does not compile"; exit 1; }
-for how in execve execv execvp execvpe execl execlp execle; do
+for how in execve execv execvp execvpe execl execlp execle syscall-execve syscall-execveat; do
 	for from in "the main thread" "another thread"; do
 		rm -f "$tmp/ran3"
 		if [ "$from" = "the main thread" ]; then
