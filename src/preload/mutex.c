@@ -112,6 +112,19 @@ static int self_id(void)
 	return -tid - 1;
 }
 
+/*
+ * Counts the mutexes a uthread holds, for time-slicing: one that holds
+ * one is preempted only after a grace (src/threads/preempt.c), so that
+ * the threads waiting for it do not wait out its whole time slice too.
+ */
+static void held(int delta)
+{
+	struct fx_uthread *u = fx_uthread_self();
+
+	if (u)
+		u->locks_held += delta;
+}
+
 static bool ours(const pthread_mutex_t *m)
 {
 	int kind = ((const struct fx_mutex *)m)->kind;
@@ -162,6 +175,7 @@ static int shared_lock(struct fx_mutex *x, bool try, clockid_t clock, const stru
 	x->owner = me;
 	x->nusers = pid;
 	x->count = 1;
+	held(1);
 	return 0;
 }
 
@@ -175,6 +189,7 @@ static int shared_unlock(struct fx_mutex *x)
 		if (--x->count)
 			return 0;
 	}
+	held(-1);
 	x->owner = 0;
 	x->nusers = 0;
 	if (atomic_exchange((_Atomic uint32_t *)&x->lock, 0) == 2)
@@ -286,6 +301,7 @@ static int lock(pthread_mutex_t *m, bool try, clockid_t clock, const struct time
 	}
 	x->owner = me;
 	x->count = 1;
+	held(1);
 	return 0;
 }
 
@@ -336,6 +352,7 @@ FX_PUBLIC int pthread_mutex_unlock(pthread_mutex_t *m)
 		if (--x->count)
 			return 0;
 	}
+	held(-1);
 	x->owner = 0;
 	/* release: pairs with the acquire of the next locker */
 	if (atomic_compare_exchange_strong_explicit(&x->lock, &expect, 0, memory_order_release,

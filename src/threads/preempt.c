@@ -32,6 +32,7 @@
  * spins on one is time-sliced in turn.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <link.h>
 #include <liburing.h>
 #include <signal.h>
@@ -44,6 +45,8 @@
 #include "threads/rt.h"
 
 #define RANGES_MAX 32
+/* Looks a uthread that holds a mutex may go on computing after it was asked to give way. */
+#define PUT_OFF_MAX 5
 
 /* Code no switch may interrupt: the executable segments of the objects above. */
 static struct { uintptr_t lo, hi; } no_switch[RANGES_MAX];
@@ -118,17 +121,33 @@ void fx_preempt_poked(struct fx_carrier *c, void *uc)
 	if (!at || at != c->switches + 1 || !c->current || c->in_rt || c->raw_handler || c->sig_locked ||
 	    fx_in_handler(c) || !switch_safe_at((uintptr_t)ctx->uc_mcontext.gregs[REG_RIP]))
 		return;
+	/*
+	 * A uthread that holds a mutex gets a few more looks to let go of it:
+	 * preempted, it would keep every thread that waits for the mutex
+	 * waiting for its next turn (a forker's atfork handler waiting so
+	 * while glibc holds its fork lock blocked carriers in the kernel).
+	 */
+	if (c->current->locks_held > 0 && ++c->preempt_put_off < PUT_OFF_MAX)
+		return;
+	c->preempt_put_off = 0;
 	/* the uthread's own mask, as a switch expects to find it: the kernel blocks the poke in here */
 	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&c->kmask, 0, 8, 0, 0);
 	atomic_fetch_add_explicit(&preempts, 1, memory_order_relaxed);
+	int saved = errno; /* the interrupted code's: a handler leaves it as it was */
 	fx_yield();
+	errno = saved;
 	/*
 	 * Back, perhaps on another carrier. The handler's return puts back the
 	 * signal mask and the alternate signal stack saved in the frame: they
-	 * must be this carrier's now, as its switch to this uthread set them.
+	 * must be what this carrier's switch to the uthread set, its kmask and
+	 * the uthread's own stack (src/threads/kstate.c).
 	 */
 	c = fx_carrier_self();
-	fx_raw_syscall6(SYS_sigaltstack, 0, (long)&ctx->uc_stack, 0, 0, 0, 0);
+	struct fx_uthread *u = c->current;
+	if (u->has_altstack)
+		ctx->uc_stack = u->altstack; /* the kernel's may be disarmed (SS_AUTODISARM) by the poke itself */
+	else
+		ctx->uc_stack = (stack_t){ .ss_flags = SS_DISABLE };
 	memcpy(&ctx->uc_sigmask, &c->kmask, sizeof(c->kmask));
 }
 

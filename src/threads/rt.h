@@ -92,6 +92,7 @@ struct fx_uthread {
 	uint64_t sigwait_set;       /* in sigwait: the signals it takes (signals.c) */
 	siginfo_t sigwait_info;     /* the one it took */
 	int handled;                /* since its call began: 1 a handler with SA_RESTART ran, 2 one without */
+	int locks_held;             /* mutexes of the runtime it holds (preload/mutex.c): time-slicing waits a little */
 	struct fx_uthread *reg_prev, *reg_next; /* live uthreads, for process-directed signals */
 	long overflow_nr;           /* its call, handed to an overflow thread (FX_U_OVERFLOW) */
 	uint64_t overflow_args[FLEXSC_MAX_ARGS];
@@ -169,6 +170,7 @@ struct fx_carrier {
 	_Atomic int sig_retry;
 	/* the monitor asks the running uthread to give way: the switch count it runs at, plus one; 0: not asked (preempt.c) */
 	_Atomic uint64_t preempt_at;
+	unsigned preempt_put_off;   /* requests put off in a row because its uthread held a mutex (preempt.c) */
 	bool sig_deferred;
 	_Atomic uint64_t sig_held;
 	/*
@@ -228,6 +230,7 @@ struct fx_carrier {
 	uint64_t mon_beat;          /* the monitor's: switches + syscalls at its last look */
 	uint64_t mon_cpu_ns, mon_look_ns; /* the monitor's: its thread's CPU time, and when, at the last stale look; 0: none */
 	uint64_t mon_poke_ns, mon_poke_gap;
+	bool mon_preempted;         /* the monitor's: it asked the running uthread to give way at its last look */
 
 	/* counters for --stats */
 	uint64_t switches, syscalls, idle_sleeps, steals, overflowed, handoffs;
@@ -353,6 +356,8 @@ int fx_rt_start(void);
 /* FLEXSC_REQUIRE is set, and not to "" or "0" */
 bool fx_rt_required(void);
 int fx_rt_after_fork_child(void);
+/* The monitor has started (the program's first pthread_create) and not been lost to a fork. */
+bool fx_rt_monitor_runs(void);
 /* Cores handed from a carrier blocked in the kernel to a spare, since start (the monitor, sched.c) */
 uint64_t fx_rt_handoffs(void);
 void fx_rt_start_carriers(void);

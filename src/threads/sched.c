@@ -87,6 +87,7 @@ struct flexsc *fx_rt_instance;
 struct fx_uthread *fx_main_uthread;
 _Atomic int fx_rt_live_uthreads;
 static _Atomic int carriers_started;
+static _Atomic bool monitor_runs;
 static int carrier_cpus[FLEXSC_MAX_CPUS];
 
 static void finish_switch(void);
@@ -1425,6 +1426,12 @@ static bool all_asleep(void)
 	return true;
 }
 
+static void preempt(struct fx_carrier *c, uint64_t switches)
+{
+	c->mon_preempted = true;
+	fx_preempt_request(c, switches);
+}
+
 /* One look at every carrier; true if a core was handed over. */
 static bool monitor_tick(void)
 {
@@ -1467,21 +1474,29 @@ static bool monitor_tick(void)
 			}
 			continue;
 		}
+		bool preempted = c->mon_preempted;
+		c->mon_preempted = false;
 		if (!cur || !stale || !c->tid ||
 		    atomic_load_explicit(&c->sleeping, memory_order_relaxed) != FX_C_AWAKE || !could_run(c)) {
-			c->mon_look_ns = 0;
+			/*
+			 * The CPU clock's last reading is kept across a switch the
+			 * monitor asked for: uthreads that compute by turns are not
+			 * asked about in /proc after each time slice.
+			 */
+			if (!(preempted && cur && !stale))
+				c->mon_look_ns = 0;
 			continue;
 		}
 		if (computing(c, now)) {
 			if (others_wait(c, now))
-				fx_preempt_request(c, switches);
+				preempt(c, switches);
 			continue;
 		}
 		char st = kernel_state(c->tid);
 		if ((st == 'S' || st == 'D') && handoff(c, now))
 			acted = true;
 		else if (st == 'R' && others_wait(c, now))
-			fx_preempt_request(c, switches); /* computing, on a CPU it shares with much other work */
+			preempt(c, switches); /* computing, on a CPU it shares with much other work */
 	}
 	return acted;
 }
@@ -1571,6 +1586,13 @@ void fx_rt_start_carriers(void)
 	}
 	if (fx_rt_kthread(monitor_main))
 		fprintf(stderr, "flexsc-run: cannot start the monitor: a carrier blocked in the kernel keeps its core\n");
+	else
+		atomic_store(&monitor_runs, true);
+}
+
+bool fx_rt_monitor_runs(void)
+{
+	return atomic_load_explicit(&monitor_runs, memory_order_relaxed);
 }
 
 /*
@@ -1689,6 +1711,7 @@ int fx_rt_after_fork_child(void)
 	if (c->krobust)
 		fx_raw_syscall6(SYS_set_robust_list, (long)c->krobust, sizeof(struct robust_list_head), 0, 0, 0, 0);
 	atomic_store(&carriers_started, 0);
+	atomic_store(&monitor_runs, false);
 	atomic_store(&fx_rt_live_uthreads, 1);
 	fx_sig_after_fork_child(self);
 	if (!err)

@@ -383,10 +383,21 @@ static bool to_sigwaiter(int sig, const siginfo_t *info, const struct fx_uthread
 }
 
 /* With reg_lock held: sig is pending on u (which accepts it): gets u to take it. */
+/*
+ * Makes bits pending on u. One of them stuck there before (fx_sig_raise)
+ * is tried anew: this one may find room, and a stale stuck bit must not
+ * keep it from ending a wait.
+ */
+static void pend(struct fx_uthread *u, uint64_t bits)
+{
+	atomic_fetch_and(&u->sig_stuck, ~bits);
+	atomic_fetch_or(&u->sigpending, bits);
+}
+
 static void wake_for(struct fx_uthread *u, int sig)
 {
 	/* the signal first, then the state: pairs with fx_rt_syscall's state store and check */
-	atomic_fetch_or(&u->sigpending, BIT(sig));
+	pend(u, BIT(sig));
 	int state = atomic_load(&u->state);
 	struct fx_carrier *c = u->home;
 
@@ -549,7 +560,7 @@ void fx_sig_send(struct fx_uthread *u, int sig)
 		if (u->sigmask & BIT(sig) || (u == fx_uthread_self() && !ignored(sig))) {
 			/* until it unblocks or waits for it; or raised by the caller, once unlocked */
 			q_add(&u->sigq, sig, &info, false);
-			atomic_fetch_or(&u->sigpending, BIT(sig));
+			pend(u, BIT(sig));
 		} else if (ignored(sig))
 			; /* discarded, as the kernel does: it would end u's sleep for nothing */
 		else
@@ -575,7 +586,7 @@ void fx_sig_mask_changed(struct fx_uthread *u)
 	for (uint64_t t = take; t; t &= t - 1)
 		q_move(&proc_q, &u->sigq, __builtin_ctzll(t) + 1, false);
 	atomic_fetch_or(&u->sigpending_proc, take);
-	atomic_fetch_or(&u->sigpending, take);
+	pend(u, take);
 	unlock_reg(h);
 }
 
@@ -709,7 +720,7 @@ int fx_sig_sleep(struct fx_waiter *w, uint64_t deadline, bool cancellable)
 	u->intr_waiter = w;
 	fx_spin_unlock(&u->cancel_lock);
 	/* a signal that came before the wait was visible: do not sleep through it */
-	if ((atomic_load(&u->sigpending) & ~u->sigmask) &&
+	if ((atomic_load(&u->sigpending) & ~u->sigmask & ~atomic_load(&u->sig_stuck)) &&
 	    atomic_compare_exchange_strong(&w->state, &expect, FX_W_TIMEDOUT))
 		r = -ETIMEDOUT;
 	else
@@ -839,12 +850,21 @@ again:
 			fx_spin_unlock(&reg_lock);
 			window_leave(c);
 		}
-		if (kept) {
+		if (kept && gen == fx_gen()) {
 			atomic_fetch_or(&u->sigpending_proc, kept_proc);
 			atomic_fetch_or(&u->sigpending, kept);
-			atomic_store(&stuck_any, 1); /* the monitor has them raised again (fx_sig_retry) */
+			/*
+			 * Stuck: they end no call or wait until the monitor has them
+			 * raised again (fx_sig_retry). Without a monitor (no second
+			 * thread yet) they stay plain pending: the next call or wait
+			 * tries again.
+			 */
+			if (fx_rt_monitor_runs()) {
+				atomic_fetch_or(&u->sig_stuck, kept); /* before stuck_any: the monitor's swap, then its look */
+				atomic_store(&stuck_any, 1);
+			}
 		}
-		atomic_store(&u->sig_stuck, kept);
+		atomic_fetch_and(&u->sig_stuck, kept);
 		/* the kernel delivers them now: those it has for the thread (these) first */
 		if (extra) {
 			old &= ~(extra & ~u->sigmask);
@@ -980,13 +1000,28 @@ void fx_sig_retry(void)
 {
 	if (!atomic_load_explicit(&stuck_any, memory_order_relaxed) || !atomic_exchange(&stuck_any, 0))
 		return;
+	bool left = false;
 	struct reg_hold h = lock_reg_as(true); /* the monitor blocks every signal */
 	for (struct fx_uthread *u = reg_head; u; u = u->reg_next) {
-		uint64_t stuck = atomic_exchange(&u->sig_stuck, 0) & atomic_load(&u->sigpending) & ~u->sigmask;
-		if (stuck)
-			wake_for(u, __builtin_ctzll(stuck) + 1);
+		if (!(atomic_load(&u->sig_stuck) & atomic_load(&u->sigpending) & ~u->sigmask))
+			continue;
+		/*
+		 * One that runs raises them in the poke's handler. One that does
+		 * not is left as it is: ending its wait or call for a signal the
+		 * kernel may still refuse would end it for nothing (a sleep cut
+		 * short, a poll started again); it raises them when it next runs.
+		 */
+		struct fx_carrier *c = u->home;
+		if (atomic_load(&u->state) == FX_U_RUNNING && c) {
+			atomic_store(&u->sig_stuck, 0);
+			fx_poke(c);
+		} else {
+			left = true;
+		}
 	}
 	unlock_reg(h);
+	if (left)
+		atomic_store(&stuck_any, 1);
 }
 
 int fx_sig_start(void)
@@ -1006,6 +1041,8 @@ void fx_sig_after_fork_child(struct fx_uthread *self)
 	self->sigq.head = self->sigq.tail = NULL;
 	atomic_store(&self->sigpending, 0);
 	atomic_store(&self->sigpending_proc, 0);
+	atomic_store(&self->sig_stuck, 0);
+	atomic_store(&stuck_any, 0);
 	sigq_free = NULL;
 	sigq_fresh = 0;
 	fx_sig_register(self);
