@@ -382,7 +382,6 @@ static bool to_sigwaiter(int sig, const siginfo_t *info, const struct fx_uthread
 	return false;
 }
 
-/* With reg_lock held: sig is pending on u (which accepts it): gets u to take it. */
 /*
  * Makes bits pending on u. One of them stuck there before (fx_sig_raise)
  * is tried anew: this one may find room, and a stale stuck bit must not
@@ -394,6 +393,7 @@ static void pend(struct fx_uthread *u, uint64_t bits)
 	atomic_fetch_or(&u->sigpending, bits);
 }
 
+/* With reg_lock held: sig is pending on u (which accepts it): gets u to take it. */
 static void wake_for(struct fx_uthread *u, int sig)
 {
 	/* the signal first, then the state: pairs with fx_rt_syscall's state store and check */
