@@ -177,7 +177,8 @@ void fx_sig_hold(struct fx_carrier *c, int sig, const siginfo_t *info, ucontext_
 {
 	uint64_t mask, add = ~reserved;
 	long pid = getpid();
-	siginfo_t later[HOLD_REQUEUE];
+	/* 2 KiB of the handler's stack (perhaps a small sigaltstack) only where they may be used */
+	siginfo_t later[is_rt(sig) ? HOLD_REQUEUE : 1];
 	unsigned n = 0;
 
 	/* first: sig itself (SA_NODEFER) must not come back before the window ends */
