@@ -3,8 +3,10 @@
  * for reading waits until a writer opens it and an open for writing waits
  * until a reader does; with O_NONBLOCK, one for reading returns at once
  * and one for writing fails with ENXIO while there is no reader; O_RDWR
- * opens at once (Linux). The descriptor is the lowest free number, with
- * the FD_CLOEXEC asked for, and carries what the other end writes. Each
+ * opens at once (Linux). The descriptor has the FD_CLOEXEC asked for and
+ * carries what the other end writes (its number is reported, not checked:
+ * under load the runtime's own descriptors, made low and then moved up,
+ * may take the lowest number for a moment). Each
  * side is opened by a thread while the other end is opened 100 ms later
  * by another, which sets a flag just before its open: the waiting open
  * must return after that flag.
@@ -63,7 +65,8 @@ static void waits_for_other_end(const char *what, int flags, int other_flags)
 	EXPECT(other >= 0, "%s: the other end: %s", what, strerror(errno));
 	EXPECT(s.fd >= 0, "%s: %s", what, strerror(s.err));
 	resultf(s.fd >= 0 && s.saw_other, "%s waits until the other end is opened", what);
-	resultf(s.fd == want_fd, "%s returns the lowest free descriptor", what);
+	if (s.fd != want_fd) /* not a check: the runtime's own descriptors may take a low number meanwhile */
+		fprintf(stderr, "%s: descriptor %d, %d was the lowest free before\n", what, s.fd, want_fd);
 	int fdflags = s.fd >= 0 ? fcntl(s.fd, F_GETFD) : -1;
 	resultf(fdflags >= 0 && !!(fdflags & FD_CLOEXEC) == !!(flags & O_CLOEXEC),
 		"%s has FD_CLOEXEC as asked", what);
