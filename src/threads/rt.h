@@ -311,6 +311,16 @@ static inline bool fx_in_handler(struct fx_carrier *c)
 	return __builtin_expect(c->in_handler != 0, 0) && fx_handler_active(c);
 }
 
+/*
+ * The signals pending for u that it accepts and that end its call or
+ * wait: all but those stuck (the kernel had no room to queue them when
+ * they were raised; the monitor has them raised again, fx_sig_retry).
+ */
+static inline uint64_t fx_sig_due(struct fx_uthread *u)
+{
+	return atomic_load(&u->sigpending) & ~u->sigmask & ~atomic_load(&u->sig_stuck);
+}
+
 static inline void fx_spin_lock(_Atomic int *l)
 {
 	while (atomic_exchange_explicit(l, 1, memory_order_acquire))

@@ -994,7 +994,7 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 			 */
 			atomic_store(&c->call_intr, NULL);
 			atomic_store(&c->in_call, self);
-			if (fx_cancel_pending(self) || (atomic_load(&self->sigpending) & ~self->sigmask & ~atomic_load(&self->sig_stuck))) {
+			if (fx_cancel_pending(self) || fx_sig_due(self)) {
 				r = -EINTR;
 				goto ran_here;
 			}
@@ -1078,7 +1078,7 @@ ran_here:
 		 * load; the sender stores the request, then loads the state: one
 		 * of the two sees the other. The inbox is served before it sleeps.
 		 */
-		if (fx_cancel_pending(self) || (atomic_load(&self->sigpending) & ~self->sigmask & ~atomic_load(&self->sig_stuck)))
+		if (fx_cancel_pending(self) || fx_sig_due(self))
 			fx_interrupt(self);
 		fx_block();
 		r = self->sysret;
@@ -1448,14 +1448,14 @@ static bool monitor_tick(void)
 		uint64_t beat = switches + __atomic_load_n(&c->syscalls, __ATOMIC_RELAXED);
 		bool stale = beat == c->mon_beat;
 		c->mon_beat = beat;
+		/* signals a carrier could not raise or be poked for: again, a look later */
+		if (atomic_load_explicit(&c->sig_retry, memory_order_relaxed) && atomic_exchange(&c->sig_retry, 0))
+			fx_poke(c);
 		/*
 		 * A call run on its caller (the synchronous engine) that must come
 		 * back early and has not since the last look: the interrupt may
 		 * have landed just before the call entered the kernel. Again.
 		 */
-		/* signals a carrier could not raise or be poked for: again, a look later */
-		if (atomic_load_explicit(&c->sig_retry, memory_order_relaxed) && atomic_exchange(&c->sig_retry, 0))
-			fx_poke(c);
 		struct fx_uthread *ic = atomic_load(&c->in_call);
 		if (ic && stale && c->tid && atomic_load(&c->call_intr) == ic)
 			fx_raw_syscall6(SYS_tgkill, getpid(), c->tid, FX_SIG_INTERRUPT, 0, 0, 0);

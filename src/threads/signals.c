@@ -721,7 +721,7 @@ int fx_sig_sleep(struct fx_waiter *w, uint64_t deadline, bool cancellable)
 	u->intr_waiter = w;
 	fx_spin_unlock(&u->cancel_lock);
 	/* a signal that came before the wait was visible: do not sleep through it */
-	if ((atomic_load(&u->sigpending) & ~u->sigmask & ~atomic_load(&u->sig_stuck)) &&
+	if (fx_sig_due(u) &&
 	    atomic_compare_exchange_strong(&w->state, &expect, FX_W_TIMEDOUT))
 		r = -ETIMEDOUT;
 	else

@@ -229,7 +229,7 @@ static void uthread_sleep(struct fx_waiter *w, uint64_t deadline)
 		int expect = FX_W_WAITING;
 		/* an interruptible wait (fx_sig_sleep) ends for a signal instead */
 		int to = u->intr_waiter == w ? FX_W_TIMEDOUT : FX_W_SIGNALLED;
-		if ((atomic_load(&u->sigpending) & ~u->sigmask & ~atomic_load(&u->sig_stuck)) &&
+		if (fx_sig_due(u) &&
 		    atomic_compare_exchange_strong(&w->state, &expect, to)) {
 			/* a signal came before the sleep: nobody wakes u for it */
 			atomic_store_explicit(&u->state, FX_U_RUNNING, memory_order_relaxed);
