@@ -99,11 +99,10 @@ static void shared_wake(_Atomic uint32_t *word, int n)
 	fx_raw_syscall6(SYS_futex, (long)word, FUTEX_WAKE, n, 0, 0, 0);
 }
 
-/* An id for the calling thread: a uthread's, or minus the kernel thread id. */
-static int self_id(void)
+/* An id for the calling thread, u (NULL: not a uthread): a uthread's, or minus the kernel thread id. */
+static int id_of(const struct fx_uthread *u)
 {
 	static __thread int tid;
-	struct fx_uthread *u = fx_uthread_self();
 
 	if (u)
 		return u->id ? u->id : -1;
@@ -113,14 +112,13 @@ static int self_id(void)
 }
 
 /*
- * Counts the mutexes a uthread holds, for time-slicing: one that holds
- * one is preempted only after a grace (src/threads/preempt.c), so that
- * the threads waiting for it do not wait out its whole time slice too.
+ * Counts the mutexes the calling thread u holds, for time-slicing: one
+ * that holds one is preempted only after a grace (src/threads/preempt.c),
+ * so that the threads waiting for it do not wait out its whole time slice
+ * too.
  */
-static void held(int delta)
+static void held(struct fx_uthread *u, int delta)
 {
-	struct fx_uthread *u = fx_uthread_self();
-
 	if (u)
 		u->locks_held += delta;
 }
@@ -144,7 +142,8 @@ static unsigned shared_pid(int type)
 
 static int shared_lock(struct fx_mutex *x, bool try, clockid_t clock, const struct timespec *abs)
 {
-	int me = self_id(), type = x->kind & KIND_TYPE_MASK;
+	struct fx_uthread *self = fx_uthread_self();
+	int me = id_of(self), type = x->kind & KIND_TYPE_MASK;
 	unsigned pid = shared_pid(type);
 	_Atomic uint32_t *word = (_Atomic uint32_t *)&x->lock;
 
@@ -175,21 +174,22 @@ static int shared_lock(struct fx_mutex *x, bool try, clockid_t clock, const stru
 	x->owner = me;
 	x->nusers = pid;
 	x->count = 1;
-	held(1);
+	held(self, 1);
 	return 0;
 }
 
 static int shared_unlock(struct fx_mutex *x)
 {
+	struct fx_uthread *self = fx_uthread_self();
 	int type = x->kind & KIND_TYPE_MASK;
 
 	if (type == PTHREAD_MUTEX_ERRORCHECK || type == PTHREAD_MUTEX_RECURSIVE) {
-		if (x->owner != self_id() || x->nusers != shared_pid(type) || !atomic_load(&x->lock))
+		if (x->owner != id_of(self) || x->nusers != shared_pid(type) || !atomic_load(&x->lock))
 			return EPERM;
 		if (--x->count)
 			return 0;
 	}
-	held(-1);
+	held(self, -1);
 	x->owner = 0;
 	x->nusers = 0;
 	if (atomic_exchange((_Atomic uint32_t *)&x->lock, 0) == 2)
@@ -276,7 +276,8 @@ static int timed_deadline(clockid_t clock, const struct timespec *abs, uint64_t 
 static int lock(pthread_mutex_t *m, bool try, clockid_t clock, const struct timespec *abs)
 {
 	struct fx_mutex *x = (struct fx_mutex *)m;
-	int me = self_id(), type = x->kind & KIND_TYPE_MASK, expect = 0;
+	struct fx_uthread *self = fx_uthread_self();
+	int me = id_of(self), type = x->kind & KIND_TYPE_MASK, expect = 0;
 
 	if (x->kind & KIND_FX_SHARED)
 		return shared_lock(x, try, clock, abs);
@@ -301,7 +302,7 @@ static int lock(pthread_mutex_t *m, bool try, clockid_t clock, const struct time
 	}
 	x->owner = me;
 	x->count = 1;
-	held(1);
+	held(self, 1);
 	return 0;
 }
 
@@ -346,13 +347,14 @@ FX_PUBLIC int pthread_mutex_unlock(pthread_mutex_t *m)
 	if (x->kind & KIND_FX_SHARED)
 		return shared_unlock(x);
 	type = x->kind & KIND_TYPE_MASK;
+	struct fx_uthread *self = fx_uthread_self();
 	if (type == PTHREAD_MUTEX_ERRORCHECK || type == PTHREAD_MUTEX_RECURSIVE) {
-		if (x->owner != self_id() || !atomic_load(&x->lock))
+		if (x->owner != id_of(self) || !atomic_load(&x->lock))
 			return EPERM;
 		if (--x->count)
 			return 0;
 	}
-	held(-1);
+	held(self, -1);
 	x->owner = 0;
 	/* release: pairs with the acquire of the next locker */
 	if (atomic_compare_exchange_strong_explicit(&x->lock, &expect, 0, memory_order_release,
