@@ -703,8 +703,7 @@ static bool makes_nonblocking_fd(const struct flexsc_op *op0)
 {
 	switch (op0->sysnum) {
 	case SYS_socket: return op0->args[1] & SOCK_NONBLOCK;
-	case SYS_open: return op0->args[1] & O_NONBLOCK;
-	case SYS_openat: return op0->args[2] & O_NONBLOCK;
+	case SYS_open: case SYS_openat: return fx_open_flags(op0->sysnum, op0->args) & O_NONBLOCK;
 	default: return false;
 	}
 }

@@ -943,7 +943,10 @@ static bool fifo_open_retried(struct flexsc_queue *q, unsigned idx, int64_t res)
 	const struct flexsc_entry *e = &q->entries[idx];
 	struct stat st;
 
-	if ((res < 0 && res != -ENXIO) || q->slots[idx].chained)
+	uint8_t op = fx_systab[e->sysnum].uring_op; /* every completion comes here: the table's one load first */
+
+	if ((op != IORING_OP_OPENAT && op != IORING_OP_OPENAT2) || (res < 0 && res != -ENXIO) ||
+	    q->slots[idx].chained)
 		return false; /* not read before: openat2's open_how may be what failed */
 	int flags = fx_open_flags(e->sysnum, e->args);
 	if (flags < 0 || (flags & (O_NONBLOCK | O_PATH)))
