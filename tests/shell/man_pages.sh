@@ -3,6 +3,8 @@
 #  - every global flexsc_* symbol of src/libflexsc.map has docs/man/<symbol>.3,
 #    and names the symbol in its NAME section (directly or through .so);
 #  - every .so redirect in docs/man points to a page that exists there;
+#  - every tool (tools/*.c) has docs/man/<tool>.1 naming each option of its
+#    --help;
 #  - if groff is installed, every page renders with no warning (groff -ww).
 # Exit 0 pass, 1 fail, 77 skip (nothing to check). FLEXSC_BUILD is not needed.
 set -u
@@ -62,6 +64,16 @@ for sym in $symbols; do
 	fi
 done
 
+# Every tool has a page in section 1 that names each option of its --help.
+for src in "$root"/tools/*.c; do
+	tool=$(basename "$src" .c)
+	page=$man/$tool.1
+	[ -f "$page" ] || { bad "tools/$tool.c has no docs/man/$tool.1"; continue; }
+	for opt in $(grep -oE '"  --[a-z][a-z-]*' "$src" | sed 's/^"  //'); do
+		grep -qF -- "${opt//-/\\-}" "$page" || bad "$tool.1 does not describe $opt"
+	done
+done
+
 # Every page renders without a warning, redirects resolved as man(1) would
 # (from a tree with man3/ and man7/).
 if command -v groff >/dev/null 2>&1; then
@@ -89,6 +101,6 @@ fi
 
 n=$(grep -c . <<<"$symbols")
 if [ $fail -eq 0 ]; then
-	echo "ok: $n exported flexsc_* symbols documented$rendered"
+	echo "ok: $n exported flexsc_* symbols and every tool's options documented$rendered"
 fi
 exit $fail
