@@ -5,7 +5,9 @@
 #   make bench      every benchmark, JSON and plots under results/
 #   make fuzz       libFuzzer over the public API (clang)
 #   make check-programs  real Debian programs under flexsc-run against NPTL (also in make test)
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR= (LIBDIR, INCDIR, BINDIR, MANDIR)
+#   make deb        Debian packages libflexsc0, libflexsc-dev, flexsc-run in build/deb/
+#   make check-deb  make deb, then install them into a fresh Debian 12 root and try them
 
 VERSION   := 0.1.0
 SONAME    := libflexsc.so.0
@@ -14,6 +16,9 @@ LIBDIR    ?= $(PREFIX)/lib
 INCDIR    ?= $(PREFIX)/include
 BINDIR    ?= $(PREFIX)/bin
 MANDIR    ?= $(PREFIX)/share/man
+# flexsc-run looks for its preload in ../lib/flexsc from its own directory,
+# so this one follows PREFIX, not LIBDIR (a multiarch LIBDIR included).
+RUNDIR    := $(PREFIX)/lib/flexsc
 CC        ?= cc
 
 SANITIZE  ?=
@@ -21,7 +26,10 @@ B         := build$(if $(SANITIZE),-$(SANITIZE))
 
 CFLAGS    ?= -O2 -g
 CFLAGS    += -std=c11 -Wall -Wextra -Werror=implicit-function-declaration -fvisibility=hidden
-CPPFLAGS  += -Iinclude -Isrc
+# The runtime defines libc's entry points, the fortified ones (__read_chk,
+# __longjmp_chk) among them, which _FORTIFY_SOURCE's headers would rename
+# under it: a distribution's default CPPFLAGS (dpkg-buildflags) set it.
+CPPFLAGS  += -Iinclude -Isrc -U_FORTIFY_SOURCE
 DEPFLAGS   = -MMD -MP
 ifneq ($(SANITIZE),)
 CFLAGS    += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -47,7 +55,7 @@ TEST_HELP := $(B)/tests/unit/helpers.o
 TOOL_SRC  := $(wildcard tools/*.c)
 TOOL_BIN  := $(TOOL_SRC:tools/%.c=$(B)/%)
 
-.PHONY: all lib test demo bench fuzz install deps deps-build deps-test clean check-programs
+.PHONY: all lib test demo bench fuzz install deb check-deb deps deps-build deps-test deps-deb clean check-programs
 # The preload is not built under a sanitizer: a sanitizer's runtime must be
 # the first object of a process, and user-level context switches would
 # confuse it; the tests that need the preload skip there.
@@ -90,15 +98,17 @@ $(B)/tests/%: tests/unit/%.c $(TEST_HELP) $(LIB_SO)
 	$(CC) $(CPPFLAGS) -Itests/unit $(CFLAGS) $(DEPFLAGS) $< $(TEST_HELP) -o $@ $(LDFLAGS) \
 		-L$(B) -Wl,-rpath,$(abspath $(B)) -lflexsc $(LIBS)
 
-$(B)/%: tools/%.c $(LIB_SO)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) $< -o $@ $(LDFLAGS) \
-		-L$(B) -Wl,-rpath,$(abspath $(B)) -lflexsc $(LIBS) -lm
+# flexsc-run only starts the program with the preload: it links libc alone.
+$(B)/flexsc-run: tools/flexsc-run.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) $< -o $@ $(LDFLAGS)
 
 # flexsc-bench is tools/flexsc-bench.c plus these benchmarks under bench/.
+# The copy make install installs ($(B)/dist/) has no run path into $(B).
 BENCH_SRC := $(addprefix bench/,common.c batch.c wsc.c ros.c pollution.c uring_overhead.c order.c)
-$(B)/flexsc-bench: tools/flexsc-bench.c $(BENCH_SRC) bench/bench.h $(LIB_SO)
+$(B)/flexsc-bench $(B)/dist/flexsc-bench: tools/flexsc-bench.c $(BENCH_SRC) bench/bench.h $(LIB_SO)
+	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Ibench $(CFLAGS) tools/flexsc-bench.c $(BENCH_SRC) -o $@ $(LDFLAGS) \
-		-L$(B) -Wl,-rpath,$(abspath $(B)) -lflexsc $(LIBS) -lm
+		-L$(B) $(if $(findstring /dist/,$@),,-Wl,-rpath,$(abspath $(B))) -lflexsc $(LIBS) -lm
 
 # As root these install what is missing; otherwise they say what to install.
 deps:
@@ -109,6 +119,9 @@ deps-build:
 
 deps-test:
 	@scripts/deps.sh build test programs
+
+deps-deb:
+	@scripts/deps.sh build deb
 
 test: deps-test
 	@$(MAKE) --no-print-directory all
@@ -143,21 +156,30 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@bench/run.sh $(B)
 
+deb: deps-deb
+	@scripts/deb.sh
+
+# make deb, then the packages installed into a fresh Debian 12 root and a
+# program run under the installed flexsc-run (tests/deb/run.sh, as root).
+check-deb: deb
+	@tests/deb/run.sh build/deb
+
 fuzz: deps-test
 	@tests/fuzz/run.sh
 
-install: lib $(RUN_SO) $(TOOL_BIN)
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/flexsc
-	install -m 755 $(TOOL_BIN) $(DESTDIR)$(BINDIR)/
-	install -m 755 $(RUN_SO) $(DESTDIR)$(LIBDIR)/flexsc/
+install: lib $(RUN_SO) $(B)/flexsc-run $(B)/dist/flexsc-bench
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(RUNDIR)
+	install -m 755 $(B)/flexsc-run $(B)/dist/flexsc-bench $(DESTDIR)$(BINDIR)/
+	install -m 644 $(RUN_SO) $(DESTDIR)$(RUNDIR)/
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/flexsc $(DESTDIR)$(LIBDIR)/pkgconfig \
-		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7
 	install -m 755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf libflexsc.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libflexsc.so
 	install -m 644 include/flexsc/*.h $(DESTDIR)$(INCDIR)/flexsc/
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCDIR@|$(INCDIR)|; s|@VERSION@|$(VERSION)|' \
 		flexsc.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/flexsc.pc
+	install -m 644 docs/man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 docs/man/*.3 $(DESTDIR)$(MANDIR)/man3/
 	install -m 644 docs/man/*.7 $(DESTDIR)$(MANDIR)/man7/
 

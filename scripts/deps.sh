@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs what flexsc needs from Debian 12 and is missing: as root with
 # apt-get; otherwise prints the exact command to run and fails.
-# Usage: scripts/deps.sh [--check] [GROUP...]   GROUP: build test bench servers programs
+# Usage: scripts/deps.sh [--check] [GROUP...]   GROUP: build test bench servers programs deb
 #   (default: build test bench; servers only when asked: make bench-servers;
 #   programs: the real Debian programs tests/shell/programs.sh runs, which
-#   make test and make check-programs install)
+#   make test and make check-programs install; deb: what make deb and
+#   make check-deb need)
 #   --check  install nothing; fail with the list if anything is missing
 # servers, programs: real Debian servers (memcached, redis-server too). Their packages would start
 # system services on install; a temporary /usr/sbin/policy-rc.d that exits
@@ -16,6 +17,7 @@ declare -A group=(
 	[build]="gcc make libc6-dev liburing-dev pkg-config"
 	[test]="clang libclang-rt-14-dev procps pigz stress-ng gdb"
 	[bench]="python3 python3-matplotlib valgrind wrk iproute2"
+	[deb]="dpkg-dev debhelper lintian debootstrap"
 	[programs]="xz-utils zstd sqlite3 python3 git make coreutils memcached libmemcached-tools redis-server redis-tools"
 	[servers]="apache2 apache2-utils nginx mariadb-server mariadb-client sysbench bind9 bind9-utils bind9-dnsutils curl dnsperf gdb strace procps iproute2 python3 python3-matplotlib wrk"
 )
@@ -25,8 +27,8 @@ groups=()
 for a in "$@"; do
 	case $a in
 	--check) check=1 ;;
-	build|test|bench|servers|programs) groups+=("$a") ;;
-	*) echo "scripts/deps.sh: unknown argument '$a' (groups: build test bench servers programs; --check)" >&2; exit 2 ;;
+	build|test|bench|servers|programs|deb) groups+=("$a") ;;
+	*) echo "scripts/deps.sh: unknown argument '$a' (groups: build test bench servers programs deb; --check)" >&2; exit 2 ;;
 	esac
 done
 [ ${#groups[@]} -gt 0 ] || groups=(build test bench)

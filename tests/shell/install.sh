@@ -14,8 +14,15 @@ prefix=/opt/flexsc-test
 make -s -C "$top" install DESTDIR="$dest" PREFIX="$prefix" >"$dest/install.log" 2>&1 || { cat "$dest/install.log"; exit 1; }
 for f in lib/libflexsc.so.0 lib/libflexsc.so include/flexsc/flexsc.h include/flexsc/page.h \
 	lib/pkgconfig/flexsc.pc share/man/man3/flexsc_post.3 share/man/man7/flexsc.7 \
-	bin/flexsc-run lib/flexsc/libflexsc-run.so; do
+	share/man/man1/flexsc-run.1 share/man/man1/flexsc-bench.1 \
+	bin/flexsc-run bin/flexsc-bench lib/flexsc/libflexsc-run.so; do
 	[ -e "$dest$prefix/$f" ] || { echo "not installed: $prefix/$f"; exit 1; }
+done
+# an installed program finds its libraries where the system looks, never in
+# the build directory
+for f in bin/flexsc-run bin/flexsc-bench lib/libflexsc.so.0 lib/flexsc/libflexsc-run.so; do
+	path=$(readelf -d "$dest$prefix/$f" | grep -E 'RPATH|RUNPATH')
+	[ -z "$path" ] || { echo "$prefix/$f has a run path: $path"; exit 1; }
 done
 soname=$(objdump -p "$dest$prefix/lib/libflexsc.so.0" | awk '/SONAME/ {print $2}')
 [ "$soname" = libflexsc.so.0 ] || { echo "soname is '$soname'"; exit 1; }
