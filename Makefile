@@ -17,8 +17,8 @@ INCDIR    ?= $(PREFIX)/include
 BINDIR    ?= $(PREFIX)/bin
 MANDIR    ?= $(PREFIX)/share/man
 # flexsc-run looks for its preload in ../lib/flexsc from its own directory,
-# so this one follows PREFIX, not LIBDIR (a multiarch LIBDIR included).
-RUNDIR    := $(PREFIX)/lib/flexsc
+# so this one follows BINDIR, not LIBDIR (a multiarch LIBDIR included).
+RUNDIR    := $(patsubst %/,%,$(dir $(BINDIR)))/lib/flexsc
 CC        ?= cc
 
 SANITIZE  ?=
@@ -99,16 +99,21 @@ $(B)/tests/%: tests/unit/%.c $(TEST_HELP) $(LIB_SO)
 		-L$(B) -Wl,-rpath,$(abspath $(B)) -lflexsc $(LIBS)
 
 # flexsc-run only starts the program with the preload: it links libc alone.
-$(B)/flexsc-run: tools/flexsc-run.c
+# The tools' link lines are in this file: a change to them relinks.
+$(B)/flexsc-run: tools/flexsc-run.c Makefile
+	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) $< -o $@ $(LDFLAGS)
 
 # flexsc-bench is tools/flexsc-bench.c plus these benchmarks under bench/.
-# The copy make install installs ($(B)/dist/) has no run path into $(B).
+# The copy make install installs ($(B)/dist/) has no run path into $(B);
+# it has LIBDIR as one when that is not where the dynamic linker looks.
 BENCH_SRC := $(addprefix bench/,common.c batch.c wsc.c ros.c pollution.c uring_overhead.c order.c)
-$(B)/flexsc-bench $(B)/dist/flexsc-bench: tools/flexsc-bench.c $(BENCH_SRC) bench/bench.h $(LIB_SO)
+SYS_LIBDIRS := /lib /usr/lib /lib/% /usr/lib/%
+$(B)/flexsc-bench $(B)/dist/flexsc-bench: tools/flexsc-bench.c $(BENCH_SRC) bench/bench.h $(LIB_SO) Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Ibench $(CFLAGS) tools/flexsc-bench.c $(BENCH_SRC) -o $@ $(LDFLAGS) \
-		-L$(B) $(if $(findstring /dist/,$@),,-Wl,-rpath,$(abspath $(B))) -lflexsc $(LIBS) -lm
+	$(CC) $(CPPFLAGS) -Ibench $(CFLAGS) tools/flexsc-bench.c $(BENCH_SRC) -o $@ $(LDFLAGS) -L$(B) \
+		$(if $(findstring /dist/,$@),$(if $(filter $(SYS_LIBDIRS),$(LIBDIR)),,-Wl,-rpath,$(LIBDIR)),-Wl,-rpath,$(abspath $(B))) \
+		-lflexsc $(LIBS) -lm
 
 # As root these install what is missing; otherwise they say what to install.
 deps:
@@ -161,7 +166,9 @@ deb: deps-deb
 
 # make deb, then the packages installed into a fresh Debian 12 root and a
 # program run under the installed flexsc-run (tests/deb/run.sh, as root).
-check-deb: deb
+check-deb:
+	@[ "$$(id -u)" = 0 ] || { echo "make check-deb needs root (it installs into a chroot)"; exit 1; }
+	@$(MAKE) --no-print-directory deb
 	@tests/deb/run.sh build/deb
 
 fuzz: deps-test

@@ -13,7 +13,9 @@ rm -rf "$out"
 mkdir -p "$src"
 cd "$top"
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-	git ls-files -z -c -o --exclude-standard | xargs -0 cp --parents -t "$src"
+	# tracked and new files, less those deleted from the tree
+	git ls-files -z -c -o --exclude-standard | grep -z -v -x -F -f <(git ls-files -z -d | tr '\0' '\n') |
+		xargs -0 cp --parents -t "$src"
 else
 	tar --exclude='./build*' --exclude=./results -cf - . | tar -xf - -C "$src"
 fi

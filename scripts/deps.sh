@@ -17,7 +17,7 @@ declare -A group=(
 	[build]="gcc make libc6-dev liburing-dev pkg-config"
 	[test]="clang libclang-rt-14-dev procps pigz stress-ng gdb"
 	[bench]="python3 python3-matplotlib valgrind wrk iproute2"
-	[deb]="dpkg-dev debhelper lintian debootstrap"
+	[deb]="build-essential dpkg-dev debhelper lintian debootstrap"
 	[programs]="xz-utils zstd sqlite3 python3 git make coreutils memcached libmemcached-tools redis-server redis-tools"
 	[servers]="apache2 apache2-utils nginx mariadb-server mariadb-client sysbench bind9 bind9-utils bind9-dnsutils curl dnsperf gdb strace procps iproute2 python3 python3-matplotlib wrk"
 )
