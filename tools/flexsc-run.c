@@ -43,12 +43,14 @@ static void usage(FILE *f)
 	fprintf(f, "usage: flexsc-run [--cores LIST] [--syscall-cores LIST] "
 		   "[--engine auto|uring|threads|sync] [--entries N] [--specialize off|auto] [--order ORDER]\n"
 		   "       [--stats] [--require] -- program [args...]\n"
-		   "  --cores LIST          CPUs that run user threads (default: the current affinity)\n"
+		   "  --cores LIST          CPUs that run user threads, each pinned to its CPU (default: the\n"
+		   "                        current affinity, threads placed by the kernel)\n"
 		   "  --syscall-cores LIST  CPUs for syscall threads and SQPOLL (default: none, batching on the user cores)\n"
 		   "  --engine E            where exception-less calls run (default: auto)\n"
 		   "  --entries N           syscall entries per user core: 64 to 4096, a multiple of 64 (default 4096)\n"
 		   "  --specialize auto     choose while running, per user core, whether its calls run there or on\n"
-		   "                        the syscall cores, from measured throughput (needs --syscall-cores)\n"
+		   "                        the syscall cores, from measured throughput (needs --syscall-cores\n"
+		   "                        and the auto engine)\n"
 		   "  --order ORDER         how each batch of calls is ordered before it is issued: posted\n"
 		   "                        (default), type, io-first, or io-first,type\n"
 		   "  --stats               print the runtime's counters when the program exits\n"
@@ -347,6 +349,11 @@ int main(int argc, char **argv)
 				n += snprintf(list + n, sizeof(list) - (size_t)n, "%s%d", n ? "," : "", c);
 		cores = list;
 	}
+	/* carriers are pinned only to CPUs the user chose; otherwise the kernel places them */
+	if (cores != list || syscall_cores)
+		setenv("FLEXSC_PIN_CARRIERS", "1", 1);
+	else
+		unsetenv("FLEXSC_PIN_CARRIERS");
 	setenv("FLEXSC_CORES", cores, 1);
 	if (syscall_cores)
 		setenv("FLEXSC_SYSCALL_CORES", syscall_cores, 1);

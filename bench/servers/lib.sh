@@ -40,7 +40,8 @@
 # as flexsc-sc1 with --engine threads, every posted call on CPU 1;
 # flexsc-auto: as flexsc-sc1 with --specialize auto, the runtime choosing
 # between the two while it runs; nptl-2c and flexsc-2c: the server on
-# both CPUs, flexsc with a carrier on each, the client sharing CPU 1;
+# both CPUs, flexsc as a user starts it (no --cores: a carrier for each
+# CPU, the kernel placing them), the client sharing CPU 1;
 # flexsc-type, flexsc-io, flexsc-iotype: as flexsc with --order type,
 # io-first, io-first,type: each batch ordered before it is issued),
 # --out NAME
@@ -279,7 +280,7 @@ sv_launch() {
 	# the syscall core (1) must be in the affinity the runtime inherits; it pins the carrier to 0 itself
 	flexsc-sc1) FLEXSC_RAN_FILE="$sv_tmp/ran" nice -n "$sv_nice" taskset -c 0,1 "$sv_tmp/rt/flexsc-run" --require --cores 0 --syscall-cores 1 --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
 	nptl-2c) nice -n "$sv_nice" taskset -c 0,1 "$@" >"$log" 2>&1 </dev/null & ;;
-	flexsc-2c) FLEXSC_RAN_FILE="$sv_tmp/ran" nice -n "$sv_nice" taskset -c 0,1 "$sv_tmp/rt/flexsc-run" --require --cores 0,1 --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
+	flexsc-2c) FLEXSC_RAN_FILE="$sv_tmp/ran" nice -n "$sv_nice" taskset -c 0,1 "$sv_tmp/rt/flexsc-run" --require --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
 	flexsc-remote) FLEXSC_RAN_FILE="$sv_tmp/ran" nice -n "$sv_nice" taskset -c 0,1 "$sv_tmp/rt/flexsc-run" --require --cores 0 --syscall-cores 1 --engine threads --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
 	flexsc-auto) FLEXSC_RAN_FILE="$sv_tmp/ran" nice -n "$sv_nice" taskset -c 0,1 "$sv_tmp/rt/flexsc-run" --require --cores 0 --syscall-cores 1 --specialize auto --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
 	flexsc-e*) FLEXSC_RAN_FILE="$sv_tmp/ran" nice -n "$sv_nice" taskset -c 0 "$sv_tmp/rt/flexsc-run" --require --cores 0 --entries "${rt#flexsc-e}" --stats -- "$@" >"$log" 2>&1 </dev/null & ;;

@@ -2,9 +2,9 @@
 /*
  * The FlexSC-Threads scheduler: carriers, run queues, blocking and waking.
  *
- * Concepts. A carrier (struct fx_carrier) is a real NPTL thread pinned to
- * one user core; %gs points at it, so any code can find "its" carrier in
- * one instruction, whatever TCB %fs holds. A uthread is a program thread
+ * Concepts. A carrier (struct fx_carrier) is a real NPTL thread, one per
+ * user core (pinned to it under --cores); %gs points at it, so any code
+ * can find "its" carrier in one instruction, whatever TCB %fs holds. A uthread is a program thread
  * with its own stack and TCB (uthread.c). Each carrier has a run queue, a
  * private flexsc queue (syscall pages: single producer, the carrier), and
  * a scheduler context (its own stack and TCB) where it goes when nothing
@@ -473,6 +473,17 @@ struct kthread_start {
 
 /* The CPUs the process could run on before the runtime pinned its first thread as carrier 0. */
 static cpu_set_t start_cpus;
+
+/*
+ * Whether each carrier is pinned to its CPU (FLEXSC_PIN_CARRIERS=1, which
+ * flexsc-run sets for --cores and --syscall-cores), or all of them may run
+ * on any CPU of the program's and the kernel places them, as it places
+ * NPTL's threads. A pinned carrier on a CPU that other programs keep busy
+ * cannot move away: a computing carrier pinned to a CPU shared with
+ * another busy process got 11 ms of CPU time in 3 s where the same
+ * carrier unpinned got 228 ms.
+ */
+static bool carriers_pinned;
 
 /* Lets the calling thread run on start_cpus (known once the runtime started); whether it did. */
 static bool take_start_cpus(void)
@@ -1162,10 +1173,10 @@ static int carrier_enter(struct fx_carrier *c)
 	c->tid = (int)fx_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
 	cpu_set_t set;
 	CPU_ZERO(&set);
-	if (c->cpu >= 0)
+	if (c->cpu >= 0 && carriers_pinned)
 		CPU_SET(c->cpu, &set);
 	else
-		fx_rt_cpus(&set); /* an exclusive carrier: anywhere the program's threads run */
+		fx_rt_cpus(&set); /* unpinned, or an exclusive carrier: anywhere the program's threads run */
 	sched_setaffinity(0, sizeof(set), &set);
 	c->in_rt = 1;
 	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&c->kmask, 8, 0, 0);
@@ -1947,6 +1958,8 @@ int fx_rt_start(void)
 	n = parse_cpus(getenv("FLEXSC_CORES"), carrier_cpus, FLEXSC_MAX_CPUS);
 	if (n < 0)
 		return -EINVAL;
+	const char *pin = getenv("FLEXSC_PIN_CARRIERS");
+	carriers_pinned = pin && !strcmp(pin, "1");
 	sched_getaffinity(0, sizeof(mine), &mine);
 	start_cpus = mine;
 	if (n == 0) {
