@@ -3,9 +3,6 @@
  * computes without end and calls nothing: it ends, its cleanup handlers run
  * (in reverse order), the join returns PTHREAD_CANCELED.
  */
-// flexsc-test: skip-config cores0 one carrier: a uthread that never calls anything keeps it, so main never runs to cancel it
-// flexsc-test: skip-config split one carrier (--cores 0)
-// flexsc-test: skip-config auto one carrier (--cores 0)
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
