@@ -55,13 +55,22 @@ int fx_wake_sleep(struct fx_wake *w, const struct flexsc_queue *q, const struct 
 }
 
 /*
- * Kernel threads for the syscall-thread engine. A runtime preloaded into
- * the process that interposes pthread_create (FlexSC-Threads) points
- * these at libc's own, or syscall threads would become user threads.
+ * Kernel threads for the syscall-thread engine and the runtime. These are
+ * the defaults, weak: a runtime linked with the library that interposes
+ * pthread_create (FlexSC-Threads, src/preload/init.c) defines them to
+ * reach libc's own, or syscall threads would become user threads. The
+ * link picks the definition; nothing is assigned at run time.
  */
-int (*fx_os_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
-	pthread_create;
-int (*fx_os_pthread_join)(pthread_t, void **) = pthread_join;
+__attribute__((weak)) int fx_os_pthread_create(pthread_t *t, const pthread_attr_t *attr,
+					       void *(*fn)(void *), void *arg)
+{
+	return pthread_create(t, attr, fn, arg);
+}
+
+__attribute__((weak)) int fx_os_pthread_join(pthread_t t, void **ret)
+{
+	return pthread_join(t, ret);
+}
 
 int fx_os_thread_create(pthread_t *t, void *(*fn)(void *), void *arg)
 {

@@ -206,8 +206,9 @@ static inline int64_t fx_entry_exec(const struct flexsc_entry *e)
 int fx_futex_wait(_Atomic uint32_t *word, uint32_t val, const struct timespec *rel);
 void fx_futex_wake(_Atomic uint32_t *word, int n);
 void fx_wake_up(struct fx_wake *w);
-extern int (*fx_os_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-extern int (*fx_os_pthread_join)(pthread_t, void **);
+/* libc's pthread_create and pthread_join, whatever the program's mean (weak defaults in futex.c) */
+int fx_os_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
+int fx_os_pthread_join(pthread_t t, void **ret);
 int fx_os_thread_create(pthread_t *t, void *(*fn)(void *), void *arg);
 int fx_os_thread_join(pthread_t t);
 int fx_wake_sleep(struct fx_wake *w, const struct flexsc_queue *q, const struct timespec *rel);

@@ -84,11 +84,23 @@ static void ran_mark(void)
 	}
 }
 
+/*
+ * Syscall threads and the runtime's own are kernel threads, whatever
+ * pthread_create means to the program: these replace the library's weak
+ * defaults (src/core/futex.c) at link time.
+ */
+int fx_os_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	return REAL(pthread_create)(t, attr, fn, arg);
+}
+
+int fx_os_pthread_join(pthread_t t, void **ret)
+{
+	return REAL(pthread_join)(t, ret);
+}
+
 __attribute__((constructor(101))) static void preload_start(void)
 {
-	/* syscall threads are kernel threads, whatever pthread_create means to the program */
-	fx_os_pthread_create = REAL(pthread_create);
-	fx_os_pthread_join = REAL(pthread_join);
 	fx_fork_mark_init(); /* the synchronisation objects are ours even without the runtime */
 	int err = fx_rt_start();
 
