@@ -37,8 +37,8 @@ LDFLAGS   += -fsanitize=$(SANITIZE)
 endif
 LIBS      := -luring -lpthread -ldl
 
-LIB_SRC   := $(wildcard src/core/*.c src/engine/*.c src/sched/*.c)
-LIB_ASM   := $(wildcard src/engine/*.S)
+LIB_SRC   := $(wildcard src/core/*.c src/engine/*.c src/sched/*.c src/api/*.c)
+LIB_ASM   := $(wildcard src/core/*.S)
 LIB_OBJ   := $(LIB_SRC:%.c=$(B)/%.o) $(LIB_ASM:%.S=$(B)/%.o)
 LIB_SO    := $(B)/libflexsc.so.$(VERSION)
 

@@ -192,7 +192,7 @@ static inline uint64_t fx_deadline_after(const struct timespec *rel)
 	return fx_add_sat(fx_now_ns(), fx_ts_ns_sat(rel));
 }
 
-/* The raw system call, for every engine: returns >= 0 or -errno (src/engine/rawsyscall.S). */
+/* The raw system call, for every engine: returns >= 0 or -errno (src/core/rawsyscall.S). */
 long fx_raw_syscall6(long nr, long a0, long a1, long a2, long a3, long a4, long a5);
 
 static inline int64_t fx_entry_exec(const struct flexsc_entry *e)
@@ -202,16 +202,15 @@ static inline int64_t fx_entry_exec(const struct flexsc_entry *e)
 			       (long)e->args[4], (long)e->args[5]);
 }
 
-/* futex helpers (src/core/futex.c) */
+/* operating-system services (src/core/os.c) */
 int fx_futex_wait(_Atomic uint32_t *word, uint32_t val, const struct timespec *rel);
 void fx_futex_wake(_Atomic uint32_t *word, int n);
 void fx_wake_up(struct fx_wake *w);
-/* libc's pthread_create and pthread_join, whatever the program's mean (weak defaults in futex.c) */
+/* libc's pthread_create and pthread_join, whatever the program's mean (weak defaults in os.c) */
 int fx_os_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
 int fx_os_pthread_join(pthread_t t, void **ret);
 int fx_os_thread_create(pthread_t *t, void *(*fn)(void *), void *arg);
 int fx_os_thread_join(pthread_t t);
-int fx_wake_sleep(struct fx_wake *w, const struct flexsc_queue *q, const struct timespec *rel);
 bool fx_wake_pending(const struct flexsc_queue *q);
 
 /*
@@ -222,7 +221,7 @@ bool fx_wake_pending(const struct flexsc_queue *q);
  */
 void fx_queue_to_threads(struct flexsc_queue *q, bool on);
 
-/* the owner's side of completion (src/core/queue.c) */
+/* the owner's side of completion (src/api/queue.c) */
 int fx_call_index(const struct flexsc_queue *q, flexsc_call_t call, unsigned *idx);
 void fx_queue_complete(struct flexsc_queue *q, unsigned idx, int64_t ret);
 /*

@@ -87,7 +87,7 @@ static void ran_mark(void)
 /*
  * Syscall threads and the runtime's own are kernel threads, whatever
  * pthread_create means to the program: these replace the library's weak
- * defaults (src/core/futex.c) at link time.
+ * defaults (src/core/os.c) at link time.
  */
 int fx_os_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {

@@ -218,7 +218,7 @@ typedef void (*t_observe_fn)(struct fix *f, int64_t ret, struct obs *o);
  *   THREAD-class call, 'A' either (the case's point is the result), 'N'
  *   on the owner at post time, on every engine (a call on a descriptor
  *   that cannot block: O_NONBLOCK, or MSG_DONTWAIT). On the auto engine,
- *   the quick calls (newfstatat, fstat, statx: src/core/queue.c) run on
+ *   the quick calls (newfstatat, fstat, statx: src/api/queue.c) run on
  *   the owner at post time whatever the route says.
  * rk: 'E' exact result, 'D' a new descriptor (described, then closed),
  *   'P' an address (a mapping), 'C' the pid of the fixture's child, 'K' the

@@ -45,6 +45,19 @@ bool fx_wake_pending(const struct flexsc_queue *q)
 	return atomic_load(&q->kicked) || (q->tq && fx_threads_pending(q));
 }
 
+/* Sleeps on w's futex unless q already has something for its owner. */
+static int wake_sleep(struct fx_wake *w, const struct flexsc_queue *q, const struct timespec *rel)
+{
+	int err = 0;
+
+	/* seq_cst: pairs with the fence in fx_wake_up */
+	atomic_store(&w->sleep, FX_SLEEP_FUTEX);
+	if (!fx_wake_pending(q))
+		err = fx_futex_wait(&w->sleep, FX_SLEEP_FUTEX, rel);
+	atomic_store(&w->sleep, FX_SLEEP_NONE);
+	return err == -EAGAIN || err == -EINTR ? 0 : err;
+}
+
 static int take_kick(struct flexsc_queue *q)
 {
 	if (atomic_load_explicit(&q->kicked, memory_order_relaxed) &&
@@ -106,7 +119,7 @@ static int block(struct flexsc_queue *q, uint64_t deadline)
 	if (q->inflight[FX_ROUTE_URING])
 		fx_uring_sleep(q, relp);
 	else
-		fx_wake_sleep(q->wake, q, relp);
+		wake_sleep(q->wake, q, relp);
 	fx_queue_harvest(q);
 out:
 	q->stats.wait_ns += fx_now_ns() - start;

@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The few operating-system services the library takes from below:
- * futexes on 32-bit words of this process, owner wake-ups, and kernel
- * threads for the syscall-thread engine.
+ * The few operating-system services every layer takes from below:
+ * futexes on 32-bit words of this process, owner wake-ups, kernel threads
+ * for the syscall-thread engine, the monotonic clock, and warnings on
+ * stderr.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/futex.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/internal.h"
@@ -41,19 +45,6 @@ void fx_wake_up(struct fx_wake *w)
 	}
 }
 
-/* Sleeps on w's futex unless q already has something for its owner. */
-int fx_wake_sleep(struct fx_wake *w, const struct flexsc_queue *q, const struct timespec *rel)
-{
-	int err = 0;
-
-	/* seq_cst: pairs with the fence in fx_wake_up */
-	atomic_store(&w->sleep, FX_SLEEP_FUTEX);
-	if (!fx_wake_pending(q))
-		err = fx_futex_wait(&w->sleep, FX_SLEEP_FUTEX, rel);
-	atomic_store(&w->sleep, FX_SLEEP_NONE);
-	return err == -EAGAIN || err == -EINTR ? 0 : err;
-}
-
 /*
  * Kernel threads for the syscall-thread engine and the runtime. These are
  * the defaults, weak: a runtime linked with the library that interposes
@@ -80,4 +71,25 @@ int fx_os_thread_create(pthread_t *t, void *(*fn)(void *), void *arg)
 int fx_os_thread_join(pthread_t t)
 {
 	return fx_os_pthread_join(t, NULL);
+}
+
+uint64_t fx_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void fx_warn(const struct flexsc *fx, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (fx && (fx->cfg.flags & FLEXSC_QUIET))
+		return;
+	va_start(ap, fmt);
+	fputs("flexsc: warning: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
 }

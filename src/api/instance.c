@@ -33,27 +33,6 @@ static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct flexsc *live_head;
 static struct flexsc_queue *destroyed_head; /* destroyed queues kept for reuse (under live_lock) */
 
-uint64_t fx_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-void fx_warn(const struct flexsc *fx, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (fx && (fx->cfg.flags & FLEXSC_QUIET))
-		return;
-	va_start(ap, fmt);
-	fputs("flexsc: warning: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
-
 FX_EXPORT void flexsc_config_init(struct flexsc_config *cfg)
 {
 	if (!cfg)
