@@ -76,15 +76,16 @@ $(B)/%.o: %.S
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(DEPFLAGS) -fPIC -c $< -o $@
 
-$(LIB_SO): $(LIB_OBJ) src/libflexsc.map
-	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=src/libflexsc.map \
+# What each library exports: generated from the sources' FX_EXPORT definitions.
+$(B)/libflexsc.map $(B)/preload.map: $(B)/%.map: scripts/exports.sh $(LIB_SRC) $(RUN_SRC)
+	@mkdir -p $(B)
+	scripts/exports.sh $(if $(filter libflexsc,$*),lib,run) > $@
+
+$(LIB_SO): $(LIB_OBJ) $(B)/libflexsc.map
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=$(B)/libflexsc.map \
 		-Wl,-z,defs $(LDFLAGS) $(LIB_OBJ) -o $@ $(LIBS)
 	ln -sf libflexsc.so.$(VERSION) $(B)/$(SONAME)
 	ln -sf $(SONAME) $(B)/libflexsc.so
-
-$(B)/preload.map: scripts/preload-map.sh $(wildcard src/preload/*.c)
-	@mkdir -p $(B)
-	scripts/preload-map.sh > $@
 
 $(RUN_SO): $(RUN_OBJ) $(B)/preload.map
 	$(CC) -shared -Wl,-soname,libflexsc-run.so -Wl,--version-script=$(B)/preload.map \

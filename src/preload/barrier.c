@@ -54,7 +54,7 @@ static bool ours(const pthread_barrier_t *b)
 	return fx_sync_ours() && ((const struct fx_barrier *)b)->magic == BARRIER_MAGIC;
 }
 
-FX_PUBLIC int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *attr,
+FX_EXPORT int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *attr,
 				   unsigned count)
 {
 	int pshared = PTHREAD_PROCESS_PRIVATE;
@@ -72,7 +72,7 @@ FX_PUBLIC int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierat
 	return 0;
 }
 
-FX_PUBLIC int pthread_barrier_destroy(pthread_barrier_t *b)
+FX_EXPORT int pthread_barrier_destroy(pthread_barrier_t *b)
 {
 	struct fx_barrier *x = (struct fx_barrier *)b;
 	int err = 0;
@@ -89,7 +89,7 @@ FX_PUBLIC int pthread_barrier_destroy(pthread_barrier_t *b)
 	return err;
 }
 
-FX_PUBLIC int pthread_barrier_wait(pthread_barrier_t *b)
+FX_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 {
 	struct fx_barrier *x = (struct fx_barrier *)b;
 	struct fx_waiter w, *round;

@@ -57,7 +57,7 @@ void fx_cancel_async_poked(void *uc)
 	pthread_exit(PTHREAD_CANCELED);
 }
 
-FX_PUBLIC int pthread_cancel(pthread_t thread)
+FX_EXPORT int pthread_cancel(pthread_t thread)
 {
 	struct fx_uthread *u = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
 
@@ -85,7 +85,7 @@ FX_PUBLIC int pthread_cancel(pthread_t thread)
 	return 0;
 }
 
-FX_PUBLIC int pthread_setcancelstate(int state, int *old)
+FX_EXPORT int pthread_setcancelstate(int state, int *old)
 {
 	struct fx_uthread *u = fx_rt_active ? fx_uthread_self() : NULL;
 
@@ -99,7 +99,7 @@ FX_PUBLIC int pthread_setcancelstate(int state, int *old)
 	return 0;
 }
 
-FX_PUBLIC int pthread_setcanceltype(int type, int *old)
+FX_EXPORT int pthread_setcanceltype(int type, int *old)
 {
 	struct fx_uthread *u = fx_rt_active ? fx_uthread_self() : NULL;
 
@@ -115,7 +115,7 @@ FX_PUBLIC int pthread_setcanceltype(int type, int *old)
 	return 0;
 }
 
-FX_PUBLIC void pthread_testcancel(void)
+FX_EXPORT void pthread_testcancel(void)
 {
 	if (!fx_rt_active || !fx_uthread_self()) {
 		REAL(pthread_testcancel)();

@@ -36,32 +36,32 @@
 		r_;                                                             \
 	})
 
-FX_PUBLIC int execve(const char *path, char *const argv[], char *const envp[])
+FX_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	return AROUND_EXEC(REAL(execve)(path, argv, envp));
 }
 
-FX_PUBLIC int execv(const char *path, char *const argv[])
+FX_EXPORT int execv(const char *path, char *const argv[])
 {
 	return AROUND_EXEC(REAL(execv)(path, argv));
 }
 
-FX_PUBLIC int execvp(const char *file, char *const argv[])
+FX_EXPORT int execvp(const char *file, char *const argv[])
 {
 	return AROUND_EXEC(REAL(execvp)(file, argv));
 }
 
-FX_PUBLIC int execvpe(const char *file, char *const argv[], char *const envp[])
+FX_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	return AROUND_EXEC(REAL(execvpe)(file, argv, envp));
 }
 
-FX_PUBLIC int fexecve(int fd, char *const argv[], char *const envp[])
+FX_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	return AROUND_EXEC(REAL(fexecve)(fd, argv, envp));
 }
 
-FX_PUBLIC int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
+FX_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
 {
 	return AROUND_EXEC(REAL(execveat)(dirfd, path, argv, envp, flags));
 }
@@ -98,7 +98,7 @@ static void fill_args(char **argv, const char *arg0, va_list *ap)
 	va_start(ap, arg0);                             \
 	fill_args(argv, arg0, &ap)
 
-FX_PUBLIC int execl(const char *path, const char *arg0, ...)
+FX_EXPORT int execl(const char *path, const char *arg0, ...)
 {
 	va_list ap;
 
@@ -107,7 +107,7 @@ FX_PUBLIC int execl(const char *path, const char *arg0, ...)
 	return execv(path, argv);
 }
 
-FX_PUBLIC int execlp(const char *file, const char *arg0, ...)
+FX_EXPORT int execlp(const char *file, const char *arg0, ...)
 {
 	va_list ap;
 
@@ -116,7 +116,7 @@ FX_PUBLIC int execlp(const char *file, const char *arg0, ...)
 	return execvp(file, argv);
 }
 
-FX_PUBLIC int execle(const char *path, const char *arg0, ...)
+FX_EXPORT int execle(const char *path, const char *arg0, ...)
 {
 	va_list ap;
 

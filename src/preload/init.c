@@ -189,7 +189,7 @@ __attribute__((destructor)) static void preload_stats(void)
 }
 
 /* glibc reads the CPU from the TCB's rseq area, which a uthread's own TCB does not have */
-FX_PUBLIC int sched_getcpu(void)
+FX_EXPORT int sched_getcpu(void)
 {
 	unsigned cpu;
 

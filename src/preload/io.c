@@ -82,102 +82,102 @@ static long call(long nr, unsigned n, uint64_t a0, uint64_t a1, uint64_t a2, uin
 
 /* ---- reading and writing ---- */
 
-FX_PUBLIC ssize_t read(int fd, void *buf, size_t n)
+FX_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
 	return CALL3(SYS_read, fd, buf, n);
 }
 
-FX_PUBLIC ssize_t write(int fd, const void *buf, size_t n)
+FX_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
 	return CALL3(SYS_write, fd, buf, n);
 }
 
-FX_PUBLIC ssize_t pread(int fd, void *buf, size_t n, off_t off)
+FX_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
 {
 	return CALL4(SYS_pread64, fd, buf, n, off);
 }
 
-FX_PUBLIC ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+FX_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
 	return CALL4(SYS_pwrite64, fd, buf, n, off);
 }
 
-FX_PUBLIC ssize_t readv(int fd, const struct iovec *iov, int cnt)
+FX_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 {
 	return CALL3(SYS_readv, fd, iov, cnt);
 }
 
-FX_PUBLIC ssize_t writev(int fd, const struct iovec *iov, int cnt)
+FX_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
 	return CALL3(SYS_writev, fd, iov, cnt);
 }
 
-FX_PUBLIC ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
+FX_EXPORT ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
 {
 	return CALL5(SYS_preadv, fd, iov, cnt, off, 0);
 }
 
-FX_PUBLIC ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
+FX_EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
 {
 	return CALL5(SYS_pwritev, fd, iov, cnt, off, 0);
 }
 
-FX_PUBLIC ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
+FX_EXPORT ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
 {
 	return CALL6(SYS_preadv2, fd, iov, cnt, off, 0, flags);
 }
 
-FX_PUBLIC ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
+FX_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
 {
 	return CALL6(SYS_pwritev2, fd, iov, cnt, off, 0, flags);
 }
 
 /* x86-64: off_t is 64 bits, and the *64 names are the same calls */
-FX_PUBLIC ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
+FX_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
 {
 	return pread(fd, buf, n, off);
 }
 
-FX_PUBLIC ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
+FX_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
 {
 	return pwrite(fd, buf, n, off);
 }
 
-FX_PUBLIC ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off64_t off)
+FX_EXPORT ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off64_t off)
 {
 	return preadv(fd, iov, cnt, off);
 }
 
-FX_PUBLIC ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t off)
+FX_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t off)
 {
 	return pwritev(fd, iov, cnt, off);
 }
 
-FX_PUBLIC ssize_t preadv64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
+FX_EXPORT ssize_t preadv64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
 {
 	return preadv2(fd, iov, cnt, off, flags);
 }
 
-FX_PUBLIC ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
+FX_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
 {
 	return pwritev2(fd, iov, cnt, off, flags);
 }
 
 /* fortified variants: the same checks glibc makes, then the same call */
-FX_PUBLIC ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+FX_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 {
 	if (n > buflen)
 		REAL(__read_chk)(fd, buf, n, buflen); /* reports the overflow and aborts */
 	return read(fd, buf, n);
 }
 
-FX_PUBLIC ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
+FX_EXPORT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
 {
 	if (n > buflen)
 		REAL(__pread_chk)(fd, buf, n, off, buflen);
 	return pread(fd, buf, n, off);
 }
-FX_PUBLIC ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t buflen)
+FX_EXPORT ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t buflen)
 {
 	return __pread_chk(fd, buf, n, off, buflen);
 }
@@ -189,7 +189,7 @@ static mode_t mode_arg(int flags, va_list ap)
 	return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? va_arg(ap, mode_t) : 0;
 }
 
-FX_PUBLIC int open(const char *path, int flags, ...)
+FX_EXPORT int open(const char *path, int flags, ...)
 {
 	va_list ap;
 
@@ -199,7 +199,7 @@ FX_PUBLIC int open(const char *path, int flags, ...)
 	return (int)CALL4(SYS_openat, AT_FDCWD, path, flags, mode);
 }
 
-FX_PUBLIC int openat(int dirfd, const char *path, int flags, ...)
+FX_EXPORT int openat(int dirfd, const char *path, int flags, ...)
 {
 	va_list ap;
 
@@ -209,7 +209,7 @@ FX_PUBLIC int openat(int dirfd, const char *path, int flags, ...)
 	return (int)CALL4(SYS_openat, dirfd, path, flags, mode);
 }
 
-FX_PUBLIC int open64(const char *path, int flags, ...)
+FX_EXPORT int open64(const char *path, int flags, ...)
 {
 	va_list ap;
 
@@ -219,7 +219,7 @@ FX_PUBLIC int open64(const char *path, int flags, ...)
 	return (int)CALL4(SYS_openat, AT_FDCWD, path, flags, mode);
 }
 
-FX_PUBLIC int openat64(int dirfd, const char *path, int flags, ...)
+FX_EXPORT int openat64(int dirfd, const char *path, int flags, ...)
 {
 	va_list ap;
 
@@ -229,38 +229,38 @@ FX_PUBLIC int openat64(int dirfd, const char *path, int flags, ...)
 	return (int)CALL4(SYS_openat, dirfd, path, flags, mode);
 }
 
-FX_PUBLIC int creat(const char *path, mode_t mode)
+FX_EXPORT int creat(const char *path, mode_t mode)
 {
 	return (int)CALL4(SYS_openat, AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode);
 }
-FX_PUBLIC int creat64(const char *path, mode_t mode)
+FX_EXPORT int creat64(const char *path, mode_t mode)
 {
 	return creat(path, mode);
 }
 
-FX_PUBLIC int __open_2(const char *path, int flags)
+FX_EXPORT int __open_2(const char *path, int flags)
 {
 	if (flags & O_CREAT)
 		REAL(__open_2)(path, flags); /* glibc's diagnosis: O_CREAT needs a mode */
 	return open(path, flags);
 }
-FX_PUBLIC int __open64_2(const char *path, int flags)
+FX_EXPORT int __open64_2(const char *path, int flags)
 {
 	return __open_2(path, flags);
 }
 
-FX_PUBLIC int __openat_2(int dirfd, const char *path, int flags)
+FX_EXPORT int __openat_2(int dirfd, const char *path, int flags)
 {
 	if (flags & O_CREAT)
 		REAL(__openat_2)(dirfd, path, flags);
 	return openat(dirfd, path, flags);
 }
-FX_PUBLIC int __openat64_2(int dirfd, const char *path, int flags)
+FX_EXPORT int __openat64_2(int dirfd, const char *path, int flags)
 {
 	return __openat_2(dirfd, path, flags);
 }
 
-FX_PUBLIC int close(int fd)
+FX_EXPORT int close(int fd)
 {
 	long a[1] = { fd }, g;
 
@@ -272,133 +272,133 @@ FX_PUBLIC int close(int fd)
 	return r;
 }
 
-FX_PUBLIC int stat(const char *path, struct stat *st)
+FX_EXPORT int stat(const char *path, struct stat *st)
 {
 	return (int)CALL4(SYS_newfstatat, AT_FDCWD, path, st, 0);
 }
 
-FX_PUBLIC int lstat(const char *path, struct stat *st)
+FX_EXPORT int lstat(const char *path, struct stat *st)
 {
 	return (int)CALL4(SYS_newfstatat, AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW);
 }
 
-FX_PUBLIC int fstat(int fd, struct stat *st)
+FX_EXPORT int fstat(int fd, struct stat *st)
 {
 	return (int)CALL2(SYS_fstat, fd, st);
 }
 
-FX_PUBLIC int fstatat(int dirfd, const char *path, struct stat *st, int flags)
+FX_EXPORT int fstatat(int dirfd, const char *path, struct stat *st, int flags)
 {
 	return (int)CALL4(SYS_newfstatat, dirfd, path, st, flags);
 }
 
 /* struct stat64 is struct stat on x86-64 */
-FX_PUBLIC int stat64(const char *path, struct stat64 *st)
+FX_EXPORT int stat64(const char *path, struct stat64 *st)
 {
 	return (int)CALL4(SYS_newfstatat, AT_FDCWD, path, st, 0);
 }
 
-FX_PUBLIC int lstat64(const char *path, struct stat64 *st)
+FX_EXPORT int lstat64(const char *path, struct stat64 *st)
 {
 	return (int)CALL4(SYS_newfstatat, AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW);
 }
 
-FX_PUBLIC int fstat64(int fd, struct stat64 *st)
+FX_EXPORT int fstat64(int fd, struct stat64 *st)
 {
 	return (int)CALL2(SYS_fstat, fd, st);
 }
 
-FX_PUBLIC int fstatat64(int dirfd, const char *path, struct stat64 *st, int flags)
+FX_EXPORT int fstatat64(int dirfd, const char *path, struct stat64 *st, int flags)
 {
 	return (int)CALL4(SYS_newfstatat, dirfd, path, st, flags);
 }
 
-FX_PUBLIC int statx(int dirfd, const char *path, int flags, unsigned mask, struct statx *buf)
+FX_EXPORT int statx(int dirfd, const char *path, int flags, unsigned mask, struct statx *buf)
 {
 	return (int)CALL5(SYS_statx, dirfd, path, flags, mask, buf);
 }
 
-FX_PUBLIC int fsync(int fd)
+FX_EXPORT int fsync(int fd)
 {
 	return (int)CALL1(SYS_fsync, fd);
 }
 
-FX_PUBLIC int fdatasync(int fd)
+FX_EXPORT int fdatasync(int fd)
 {
 	return (int)CALL1(SYS_fdatasync, fd);
 }
 
 /* ---- sockets ---- */
 
-FX_PUBLIC int accept(int fd, struct sockaddr *addr, socklen_t *len)
+FX_EXPORT int accept(int fd, struct sockaddr *addr, socklen_t *len)
 {
 	return (int)CALL3(SYS_accept, fd, addr, len);
 }
 
-FX_PUBLIC int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
+FX_EXPORT int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
 {
 	return (int)CALL4(SYS_accept4, fd, addr, len, flags);
 }
 
-FX_PUBLIC int connect(int fd, const struct sockaddr *addr, socklen_t len)
+FX_EXPORT int connect(int fd, const struct sockaddr *addr, socklen_t len)
 {
 	return (int)CALL3(SYS_connect, fd, addr, len);
 }
 
-FX_PUBLIC ssize_t recv(int fd, void *buf, size_t n, int flags)
+FX_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
 	return CALL6(SYS_recvfrom, fd, buf, n, flags, NULL, NULL);
 }
 
-FX_PUBLIC ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *addr,
+FX_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *addr,
 			   socklen_t *len)
 {
 	return CALL6(SYS_recvfrom, fd, buf, n, flags, addr, len);
 }
 
-FX_PUBLIC ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
+FX_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
 	return CALL3(SYS_recvmsg, fd, msg, flags);
 }
 
-FX_PUBLIC ssize_t send(int fd, const void *buf, size_t n, int flags)
+FX_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
 	return CALL6(SYS_sendto, fd, buf, n, flags, NULL, 0);
 }
 
-FX_PUBLIC ssize_t sendto(int fd, const void *buf, size_t n, int flags,
+FX_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
 			 const struct sockaddr *addr, socklen_t len)
 {
 	return CALL6(SYS_sendto, fd, buf, n, flags, addr, len);
 }
 
-FX_PUBLIC ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
+FX_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	return CALL3(SYS_sendmsg, fd, msg, flags);
 }
 
-FX_PUBLIC int shutdown(int fd, int how)
+FX_EXPORT int shutdown(int fd, int how)
 {
 	return (int)CALL2(SYS_shutdown, fd, how);
 }
 
-FX_PUBLIC ssize_t sendfile(int out, int in, off_t *off, size_t count)
+FX_EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t count)
 {
 	return CALL4(SYS_sendfile, out, in, off, count);
 }
-FX_PUBLIC ssize_t sendfile64(int out, int in, off64_t *off, size_t count)
+FX_EXPORT ssize_t sendfile64(int out, int in, off64_t *off, size_t count)
 {
 	return CALL4(SYS_sendfile, out, in, off, count);
 }
 
-FX_PUBLIC ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
+FX_EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
 {
 	if (n > buflen)
 		REAL(__recv_chk)(fd, buf, n, buflen, flags);
 	return recv(fd, buf, n, flags);
 }
 
-FX_PUBLIC ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
+FX_EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
 				 struct sockaddr *addr, socklen_t *len)
 {
 	if (n > buflen)
@@ -504,21 +504,21 @@ static int ms_left(const struct masked_wait *m, int timeout, bool again)
 	return spent < (uint64_t)timeout ? timeout - (int)spent : 0;
 }
 
-FX_PUBLIC int poll(struct pollfd *fds, nfds_t n, int timeout)
+FX_EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
 	if (timeout == 0)
 		return (int)fx_libc_ret(fx_raw_syscall6(SYS_poll, (long)fds, (long)n, 0, 0, 0, 0));
 	return (int)CALL3(SYS_poll, fds, n, timeout);
 }
 
-FX_PUBLIC int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen)
+FX_EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen)
 {
 	if (fdslen / sizeof(*fds) < n)
 		REAL(__poll_chk)(fds, n, timeout, fdslen);
 	return poll(fds, n, timeout);
 }
 
-FX_PUBLIC int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask)
+FX_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask)
 {
 	if (mask) {
 		struct masked_wait m;
@@ -537,14 +537,14 @@ FX_PUBLIC int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, con
 	return (int)CALL5(SYS_ppoll, fds, n, ts, NULL, _NSIG / 8);
 }
 
-FX_PUBLIC int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
+FX_EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 {
 	if (tv && !tv->tv_sec && !tv->tv_usec)
 		return REAL(select)(n, r, w, e, tv);
 	return (int)CALL5(SYS_select, n, r, w, e, tv);
 }
 
-FX_PUBLIC int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
+FX_EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
 		      const sigset_t *mask)
 {
 	if (mask) {
@@ -570,14 +570,14 @@ FX_PUBLIC int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct times
 	return (int)CALL6(SYS_pselect6, n, r, w, e, tp, NULL);
 }
 
-FX_PUBLIC int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
+FX_EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
 {
 	if (timeout == 0)
 		return REAL(epoll_wait)(epfd, ev, max, timeout);
 	return (int)CALL4(SYS_epoll_wait, epfd, ev, max, timeout);
 }
 
-FX_PUBLIC int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *mask)
+FX_EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *mask)
 {
 	if (mask) {
 		struct masked_wait m;
@@ -724,7 +724,7 @@ static int sleep_for(clockid_t clock, int flags, const struct timespec *req, str
 	return EINTR;
 }
 
-FX_PUBLIC int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req, struct timespec *rem)
+FX_EXPORT int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req, struct timespec *rem)
 {
 	if (!fx_on_uthread() || (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC))
 		return REAL(clock_nanosleep)(clock, flags, req, rem);
@@ -734,7 +734,7 @@ FX_PUBLIC int clock_nanosleep(clockid_t clock, int flags, const struct timespec 
 	return err;
 }
 
-FX_PUBLIC int nanosleep(const struct timespec *req, struct timespec *rem)
+FX_EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
 {
 	if (!fx_on_uthread())
 		return REAL(nanosleep)(req, rem);
@@ -746,7 +746,7 @@ FX_PUBLIC int nanosleep(const struct timespec *req, struct timespec *rem)
 	return 0;
 }
 
-FX_PUBLIC int usleep(useconds_t us)
+FX_EXPORT int usleep(useconds_t us)
 {
 	struct timespec ts = { us / 1000000, (long)(us % 1000000) * 1000 };
 
@@ -755,7 +755,7 @@ FX_PUBLIC int usleep(useconds_t us)
 	return nanosleep(&ts, NULL);
 }
 
-FX_PUBLIC unsigned sleep(unsigned s)
+FX_EXPORT unsigned sleep(unsigned s)
 {
 	struct timespec ts = { s, 0 }, rem = { 0, 0 };
 

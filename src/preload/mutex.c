@@ -197,7 +197,7 @@ static int shared_unlock(struct fx_mutex *x)
 	return 0;
 }
 
-FX_PUBLIC int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
+FX_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *attr)
 {
 	int type = PTHREAD_MUTEX_DEFAULT, pshared = PTHREAD_PROCESS_PRIVATE;
 	int robust = PTHREAD_MUTEX_STALLED, proto = PTHREAD_PRIO_NONE;
@@ -217,7 +217,7 @@ FX_PUBLIC int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *
 	return 0;
 }
 
-FX_PUBLIC int pthread_mutex_destroy(pthread_mutex_t *m)
+FX_EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
 {
 	struct fx_mutex *x = (struct fx_mutex *)m;
 
@@ -306,21 +306,21 @@ static int lock(pthread_mutex_t *m, bool try, clockid_t clock, const struct time
 	return 0;
 }
 
-FX_PUBLIC int pthread_mutex_lock(pthread_mutex_t *m)
+FX_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 {
 	if (!ours(m))
 		return REAL(pthread_mutex_lock)(m);
 	return lock(m, false, CLOCK_MONOTONIC, NULL);
 }
 
-FX_PUBLIC int pthread_mutex_trylock(pthread_mutex_t *m)
+FX_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 {
 	if (!ours(m))
 		return REAL(pthread_mutex_trylock)(m);
 	return lock(m, true, CLOCK_MONOTONIC, NULL);
 }
 
-FX_PUBLIC int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abs)
+FX_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abs)
 {
 	if (!ours(m))
 		return REAL(pthread_mutex_clocklock)(m, clock, abs);
@@ -330,14 +330,14 @@ FX_PUBLIC int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const
 	return lock(m, false, clock, abs);
 }
 
-FX_PUBLIC int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abs)
+FX_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abs)
 {
 	if (!ours(m))
 		return REAL(pthread_mutex_timedlock)(m, abs);
 	return pthread_mutex_clocklock(m, CLOCK_REALTIME, abs);
 }
 
-FX_PUBLIC int pthread_mutex_unlock(pthread_mutex_t *m)
+FX_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 {
 	struct fx_mutex *x = (struct fx_mutex *)m;
 	int type, expect = 1;
@@ -376,7 +376,7 @@ FX_PUBLIC int pthread_mutex_unlock(pthread_mutex_t *m)
 	return 0;
 }
 
-FX_PUBLIC int pthread_mutex_consistent(pthread_mutex_t *m)
+FX_EXPORT int pthread_mutex_consistent(pthread_mutex_t *m)
 {
 	if (!ours(m))
 		return REAL(pthread_mutex_consistent)(m);
@@ -467,7 +467,7 @@ static void scond_wake(struct fx_scond *x, int n)
 		shared_wake(&x->seq, n);
 }
 
-FX_PUBLIC int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *attr)
+FX_EXPORT int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *attr)
 {
 	int pshared = PTHREAD_PROCESS_PRIVATE;
 	clockid_t clock = CLOCK_REALTIME;
@@ -487,7 +487,7 @@ FX_PUBLIC int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *att
 	return 0;
 }
 
-FX_PUBLIC int pthread_cond_destroy(pthread_cond_t *c)
+FX_EXPORT int pthread_cond_destroy(pthread_cond_t *c)
 {
 	if (!cond_ours(c))
 		return REAL(pthread_cond_destroy)(c);
@@ -530,21 +530,21 @@ static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock, con
 	return err;
 }
 
-FX_PUBLIC int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+FX_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
 	if (!cond_ours(c))
 		return REAL(pthread_cond_wait)(c, m);
 	return cond_wait(c, m, CLOCK_REALTIME, NULL);
 }
 
-FX_PUBLIC int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abs)
+FX_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abs)
 {
 	if (!cond_ours(c))
 		return REAL(pthread_cond_timedwait)(c, m, abs);
 	return cond_wait(c, m, ((struct fx_cond *)c)->clock, abs);
 }
 
-FX_PUBLIC int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+FX_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 				     const struct timespec *abs)
 {
 	if (!cond_ours(c))
@@ -554,7 +554,7 @@ FX_PUBLIC int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, cloc
 	return cond_wait(c, m, clock, abs);
 }
 
-FX_PUBLIC int pthread_cond_signal(pthread_cond_t *c)
+FX_EXPORT int pthread_cond_signal(pthread_cond_t *c)
 {
 	struct fx_cond *x = (struct fx_cond *)c;
 
@@ -574,7 +574,7 @@ FX_PUBLIC int pthread_cond_signal(pthread_cond_t *c)
 	return 0;
 }
 
-FX_PUBLIC int pthread_cond_broadcast(pthread_cond_t *c)
+FX_EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 {
 	struct fx_cond *x = (struct fx_cond *)c;
 

@@ -56,7 +56,7 @@ static int sched_check(int policy, const struct sched_param *sp)
 	return 0;
 }
 
-FX_PUBLIC int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+FX_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 			     void *(*start)(void *), void *arg)
 {
 	if (!fx_rt_active)
@@ -188,28 +188,28 @@ static int join(pthread_t thread, void **ret, bool try, clockid_t clock, const s
 	return 0;
 }
 
-FX_PUBLIC int pthread_join(pthread_t thread, void **ret)
+FX_EXPORT int pthread_join(pthread_t thread, void **ret)
 {
 	if (!fx_rt_active)
 		return REAL(pthread_join)(thread, ret);
 	return join(thread, ret, false, CLOCK_MONOTONIC, NULL);
 }
 
-FX_PUBLIC int pthread_tryjoin_np(pthread_t thread, void **ret)
+FX_EXPORT int pthread_tryjoin_np(pthread_t thread, void **ret)
 {
 	if (!fx_rt_active)
 		return REAL(pthread_tryjoin_np)(thread, ret);
 	return join(thread, ret, true, CLOCK_MONOTONIC, NULL);
 }
 
-FX_PUBLIC int pthread_timedjoin_np(pthread_t thread, void **ret, const struct timespec *abs)
+FX_EXPORT int pthread_timedjoin_np(pthread_t thread, void **ret, const struct timespec *abs)
 {
 	if (!fx_rt_active)
 		return REAL(pthread_timedjoin_np)(thread, ret, abs);
 	return join(thread, ret, false, CLOCK_REALTIME, abs);
 }
 
-FX_PUBLIC int pthread_clockjoin_np(pthread_t thread, void **ret, clockid_t clock,
+FX_EXPORT int pthread_clockjoin_np(pthread_t thread, void **ret, clockid_t clock,
 				   const struct timespec *abs)
 {
 	if (!fx_rt_active)
@@ -219,7 +219,7 @@ FX_PUBLIC int pthread_clockjoin_np(pthread_t thread, void **ret, clockid_t clock
 	return join(thread, ret, false, clock, abs);
 }
 
-FX_PUBLIC int pthread_detach(pthread_t thread)
+FX_EXPORT int pthread_detach(pthread_t thread)
 {
 	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
 
@@ -263,7 +263,7 @@ static __thread struct spec *spec_blocks[FX_KEYS_MAX / SPEC_BLOCK];
  */
 static __thread struct spec spec_first[SPEC_BLOCK];
 
-FX_PUBLIC int pthread_key_create(pthread_key_t *key, void (*destructor)(void *))
+FX_EXPORT int pthread_key_create(pthread_key_t *key, void (*destructor)(void *))
 {
 	if (!fx_sync_ours())
 		return REAL(pthread_key_create)(key, destructor);
@@ -279,7 +279,7 @@ FX_PUBLIC int pthread_key_create(pthread_key_t *key, void (*destructor)(void *))
 	return EAGAIN;
 }
 
-FX_PUBLIC int pthread_key_delete(pthread_key_t key)
+FX_EXPORT int pthread_key_delete(pthread_key_t key)
 {
 	if (!fx_sync_ours())
 		return REAL(pthread_key_delete)(key);
@@ -291,7 +291,7 @@ FX_PUBLIC int pthread_key_delete(pthread_key_t key)
 	return 0;
 }
 
-FX_PUBLIC void *pthread_getspecific(pthread_key_t key)
+FX_EXPORT void *pthread_getspecific(pthread_key_t key)
 {
 	if (!fx_sync_ours())
 		return REAL(pthread_getspecific)(key);
@@ -304,7 +304,7 @@ FX_PUBLIC void *pthread_getspecific(pthread_key_t key)
 	return s->seq == atomic_load_explicit(&keys[key].seq, memory_order_relaxed) ? s->value : NULL;
 }
 
-FX_PUBLIC int pthread_setspecific(pthread_key_t key, const void *value)
+FX_EXPORT int pthread_setspecific(pthread_key_t key, const void *value)
 {
 	if (!fx_sync_ours())
 		return REAL(pthread_setspecific)(key, value);
@@ -378,7 +378,7 @@ struct unwind_buf {
 static __thread struct unwind_buf *cleanup_top;
 static __thread void *exit_result;
 
-FX_PUBLIC void __pthread_register_cancel(__pthread_unwind_buf_t *buf)
+FX_EXPORT void __pthread_register_cancel(__pthread_unwind_buf_t *buf)
 {
 	struct unwind_buf *b = (struct unwind_buf *)buf;
 
@@ -386,7 +386,7 @@ FX_PUBLIC void __pthread_register_cancel(__pthread_unwind_buf_t *buf)
 	cleanup_top = b;
 }
 
-FX_PUBLIC void __pthread_unregister_cancel(__pthread_unwind_buf_t *buf)
+FX_EXPORT void __pthread_unregister_cancel(__pthread_unwind_buf_t *buf)
 {
 	cleanup_top = ((struct unwind_buf *)buf)->priv.data.prev;
 }
@@ -430,13 +430,13 @@ static void __attribute__((noreturn)) unwind(void)
 #pragma GCC diagnostic pop
 }
 
-FX_PUBLIC void __pthread_unwind_next(__pthread_unwind_buf_t *buf)
+FX_EXPORT void __pthread_unwind_next(__pthread_unwind_buf_t *buf)
 {
 	(void)buf;
 	unwind();
 }
 
-FX_PUBLIC void pthread_exit(void *result)
+FX_EXPORT void pthread_exit(void *result)
 {
 	if (!fx_rt_active || !fx_uthread_self())
 		REAL(pthread_exit)(result);
@@ -453,7 +453,7 @@ void __attribute__((noreturn)) fx_thread_finished(void *result)
 
 /* ---- names, attributes, yielding, once ---- */
 
-FX_PUBLIC int pthread_setname_np(pthread_t thread, const char *name)
+FX_EXPORT int pthread_setname_np(pthread_t thread, const char *name)
 {
 	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
 
@@ -469,7 +469,7 @@ FX_PUBLIC int pthread_setname_np(pthread_t thread, const char *name)
 	return 0;
 }
 
-FX_PUBLIC int pthread_getname_np(pthread_t thread, char *buf, size_t len)
+FX_EXPORT int pthread_getname_np(pthread_t thread, char *buf, size_t len)
 {
 	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
 
@@ -486,7 +486,7 @@ FX_PUBLIC int pthread_getname_np(pthread_t thread, char *buf, size_t len)
 	return 0;
 }
 
-FX_PUBLIC int pthread_getattr_np(pthread_t thread, pthread_attr_t *attr)
+FX_EXPORT int pthread_getattr_np(pthread_t thread, pthread_attr_t *attr)
 {
 	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
 
@@ -523,7 +523,7 @@ FX_PUBLIC int pthread_getattr_np(pthread_t thread, pthread_attr_t *attr)
  * creates; docs/threads.md says so.
  */
 
-FX_PUBLIC int pthread_setaffinity_np(pthread_t thread, size_t size, const cpu_set_t *set)
+FX_EXPORT int pthread_setaffinity_np(pthread_t thread, size_t size, const cpu_set_t *set)
 {
 	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
 	cpu_set_t allowed, both;
@@ -547,7 +547,7 @@ FX_PUBLIC int pthread_setaffinity_np(pthread_t thread, size_t size, const cpu_se
 	return 0;
 }
 
-FX_PUBLIC int pthread_getaffinity_np(pthread_t thread, size_t size, cpu_set_t *set)
+FX_EXPORT int pthread_getaffinity_np(pthread_t thread, size_t size, cpu_set_t *set)
 {
 	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
 	cpu_set_t mine;
@@ -584,7 +584,7 @@ static bool own_pid(pid_t pid)
 	return pid == 0 || pid == (pid_t)fx_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
 }
 
-FX_PUBLIC int sched_getaffinity(pid_t pid, size_t size, cpu_set_t *set)
+FX_EXPORT int sched_getaffinity(pid_t pid, size_t size, cpu_set_t *set)
 {
 	if (!fx_on_uthread() || !own_pid(pid))
 		return REAL(sched_getaffinity)(pid, size, set);
@@ -592,7 +592,7 @@ FX_PUBLIC int sched_getaffinity(pid_t pid, size_t size, cpu_set_t *set)
 	return err ? (errno = err, -1) : 0;
 }
 
-FX_PUBLIC int sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *set)
+FX_EXPORT int sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *set)
 {
 	if (!fx_on_uthread() || !own_pid(pid))
 		return REAL(sched_setaffinity)(pid, size, set);
@@ -600,7 +600,7 @@ FX_PUBLIC int sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *set)
 	return err ? (errno = err, -1) : 0;
 }
 
-FX_PUBLIC int pthread_getschedparam(pthread_t thread, int *policy, struct sched_param *sp)
+FX_EXPORT int pthread_getschedparam(pthread_t thread, int *policy, struct sched_param *sp)
 {
 	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
 
@@ -615,7 +615,7 @@ FX_PUBLIC int pthread_getschedparam(pthread_t thread, int *policy, struct sched_
 	return 0;
 }
 
-FX_PUBLIC int pthread_setschedparam(pthread_t thread, int policy, const struct sched_param *sp)
+FX_EXPORT int pthread_setschedparam(pthread_t thread, int policy, const struct sched_param *sp)
 {
 	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
 
@@ -632,7 +632,7 @@ FX_PUBLIC int pthread_setschedparam(pthread_t thread, int policy, const struct s
 	return 0;
 }
 
-FX_PUBLIC int pthread_setschedprio(pthread_t thread, int prio)
+FX_EXPORT int pthread_setschedprio(pthread_t thread, int prio)
 {
 	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
 
@@ -656,7 +656,7 @@ FX_PUBLIC int pthread_setschedprio(pthread_t thread, int prio)
  * to another carrier; the process's never goes back and is at least the
  * thread's own time (docs/threads.md).
  */
-FX_PUBLIC int pthread_getcpuclockid(pthread_t thread, clockid_t *clock)
+FX_EXPORT int pthread_getcpuclockid(pthread_t thread, clockid_t *clock)
 {
 	struct fx_uthread *t = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
 
@@ -671,7 +671,7 @@ FX_PUBLIC int pthread_getcpuclockid(pthread_t thread, clockid_t *clock)
 	return 0;
 }
 
-FX_PUBLIC int sched_yield(void)
+FX_EXPORT int sched_yield(void)
 {
 	if (fx_rt_active && fx_uthread_self()) {
 		fx_yield();
@@ -694,7 +694,7 @@ static void once_cancelled(void *st)
 	atomic_store_explicit((_Atomic int *)st, 0, memory_order_release);
 }
 
-FX_PUBLIC int pthread_once(pthread_once_t *once, void (*init)(void))
+FX_EXPORT int pthread_once(pthread_once_t *once, void (*init)(void))
 {
 	_Atomic int *st = (_Atomic int *)once;
 

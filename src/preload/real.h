@@ -13,8 +13,6 @@
 
 #include "threads/rt.h"
 
-#define FX_PUBLIC __attribute__((visibility("default")))
-
 /* The next definition of name after the preload (libc's), resolved once. */
 #define REAL(name)                                                              \
 	({                                                                      \

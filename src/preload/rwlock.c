@@ -233,7 +233,7 @@ static int wrlock(pthread_rwlock_t *l, bool try, clockid_t clock, const struct t
 	return 0;
 }
 
-FX_PUBLIC int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *attr)
+FX_EXPORT int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *attr)
 {
 	int pshared = PTHREAD_PROCESS_PRIVATE, kind = PTHREAD_RWLOCK_DEFAULT_NP;
 
@@ -248,70 +248,70 @@ FX_PUBLIC int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_
 	return 0;
 }
 
-FX_PUBLIC int pthread_rwlock_destroy(pthread_rwlock_t *l)
+FX_EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *l)
 {
 	if (!ours(l))
 		return REAL(pthread_rwlock_destroy)(l);
 	return 0; /* as glibc's: destroying a lock in use is undefined */
 }
 
-FX_PUBLIC int pthread_rwlock_rdlock(pthread_rwlock_t *l)
+FX_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
 {
 	if (!ours(l))
 		return REAL(pthread_rwlock_rdlock)(l);
 	return rdlock(l, false, CLOCK_REALTIME, NULL);
 }
 
-FX_PUBLIC int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
+FX_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
 {
 	if (!ours(l))
 		return REAL(pthread_rwlock_tryrdlock)(l);
 	return rdlock(l, true, CLOCK_REALTIME, NULL);
 }
 
-FX_PUBLIC int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abs)
+FX_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abs)
 {
 	if (!ours(l))
 		return REAL(pthread_rwlock_timedrdlock)(l, abs);
 	return rdlock(l, false, CLOCK_REALTIME, abs);
 }
 
-FX_PUBLIC int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock, const struct timespec *abs)
+FX_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock, const struct timespec *abs)
 {
 	if (!ours(l))
 		return REAL(pthread_rwlock_clockrdlock)(l, clock, abs);
 	return rdlock(l, false, clock, abs);
 }
 
-FX_PUBLIC int pthread_rwlock_wrlock(pthread_rwlock_t *l)
+FX_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l)
 {
 	if (!ours(l))
 		return REAL(pthread_rwlock_wrlock)(l);
 	return wrlock(l, false, CLOCK_REALTIME, NULL);
 }
 
-FX_PUBLIC int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
+FX_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
 {
 	if (!ours(l))
 		return REAL(pthread_rwlock_trywrlock)(l);
 	return wrlock(l, true, CLOCK_REALTIME, NULL);
 }
 
-FX_PUBLIC int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abs)
+FX_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abs)
 {
 	if (!ours(l))
 		return REAL(pthread_rwlock_timedwrlock)(l, abs);
 	return wrlock(l, false, CLOCK_REALTIME, abs);
 }
 
-FX_PUBLIC int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock, const struct timespec *abs)
+FX_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock, const struct timespec *abs)
 {
 	if (!ours(l))
 		return REAL(pthread_rwlock_clockwrlock)(l, clock, abs);
 	return wrlock(l, false, clock, abs);
 }
 
-FX_PUBLIC int pthread_rwlock_unlock(pthread_rwlock_t *l)
+FX_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
 {
 	struct fx_rwlock *x = (struct fx_rwlock *)l;
 

@@ -70,7 +70,7 @@ static int fail(int err)
 	return -1;
 }
 
-FX_PUBLIC int sem_init(sem_t *s, int pshared, unsigned value)
+FX_EXPORT int sem_init(sem_t *s, int pshared, unsigned value)
 {
 	struct fx_sem *x = (struct fx_sem *)s;
 
@@ -84,7 +84,7 @@ FX_PUBLIC int sem_init(sem_t *s, int pshared, unsigned value)
 	return 0;
 }
 
-FX_PUBLIC int sem_destroy(sem_t *s)
+FX_EXPORT int sem_destroy(sem_t *s)
 {
 	if (!ours(s))
 		return REAL(sem_destroy)(s);
@@ -179,35 +179,35 @@ static int sem_wait_common(sem_t *s, clockid_t clock, const struct timespec *abs
 	return err ? fail(err) : 0;
 }
 
-FX_PUBLIC int sem_wait(sem_t *s)
+FX_EXPORT int sem_wait(sem_t *s)
 {
 	if (!ours(s))
 		return REAL(sem_wait)(s);
 	return sem_wait_common(s, CLOCK_REALTIME, NULL);
 }
 
-FX_PUBLIC int sem_timedwait(sem_t *s, const struct timespec *abs)
+FX_EXPORT int sem_timedwait(sem_t *s, const struct timespec *abs)
 {
 	if (!ours(s))
 		return REAL(sem_timedwait)(s, abs);
 	return sem_wait_common(s, CLOCK_REALTIME, abs);
 }
 
-FX_PUBLIC int sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *abs)
+FX_EXPORT int sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *abs)
 {
 	if (!ours(s))
 		return REAL(sem_clockwait)(s, clock, abs);
 	return sem_wait_common(s, clock, abs);
 }
 
-FX_PUBLIC int sem_trywait(sem_t *s)
+FX_EXPORT int sem_trywait(sem_t *s)
 {
 	if (!ours(s))
 		return REAL(sem_trywait)(s);
 	return take((struct fx_sem *)s) ? 0 : fail(EAGAIN);
 }
 
-FX_PUBLIC int sem_post(sem_t *s)
+FX_EXPORT int sem_post(sem_t *s)
 {
 	struct fx_sem *x = (struct fx_sem *)s;
 
@@ -248,7 +248,7 @@ FX_PUBLIC int sem_post(sem_t *s)
 	return 0;
 }
 
-FX_PUBLIC int sem_getvalue(sem_t *restrict s, int *restrict sval)
+FX_EXPORT int sem_getvalue(sem_t *restrict s, int *restrict sval)
 {
 	if (!ours(s))
 		return REAL(sem_getvalue)(s, sval);

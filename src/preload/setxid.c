@@ -16,52 +16,52 @@
 
 #include "preload/real.h"
 
-FX_PUBLIC int setuid(uid_t u)
+FX_EXPORT int setuid(uid_t u)
 {
 	return fx_rt_active ? fx_rt_setuid(u) : REAL(setuid)(u);
 }
 
-FX_PUBLIC int setgid(gid_t g)
+FX_EXPORT int setgid(gid_t g)
 {
 	return fx_rt_active ? fx_rt_setgid(g) : REAL(setgid)(g);
 }
 
-FX_PUBLIC int seteuid(uid_t u)
+FX_EXPORT int seteuid(uid_t u)
 {
 	return fx_rt_active ? fx_rt_seteuid(u) : REAL(seteuid)(u);
 }
 
-FX_PUBLIC int setegid(gid_t g)
+FX_EXPORT int setegid(gid_t g)
 {
 	return fx_rt_active ? fx_rt_setegid(g) : REAL(setegid)(g);
 }
 
-FX_PUBLIC int setreuid(uid_t r, uid_t e)
+FX_EXPORT int setreuid(uid_t r, uid_t e)
 {
 	return fx_rt_active ? fx_rt_setreuid(r, e) : REAL(setreuid)(r, e);
 }
 
-FX_PUBLIC int setregid(gid_t r, gid_t e)
+FX_EXPORT int setregid(gid_t r, gid_t e)
 {
 	return fx_rt_active ? fx_rt_setregid(r, e) : REAL(setregid)(r, e);
 }
 
-FX_PUBLIC int setresuid(uid_t r, uid_t e, uid_t s)
+FX_EXPORT int setresuid(uid_t r, uid_t e, uid_t s)
 {
 	return fx_rt_active ? fx_rt_setresuid(r, e, s) : REAL(setresuid)(r, e, s);
 }
 
-FX_PUBLIC int setresgid(gid_t r, gid_t e, gid_t s)
+FX_EXPORT int setresgid(gid_t r, gid_t e, gid_t s)
 {
 	return fx_rt_active ? fx_rt_setresgid(r, e, s) : REAL(setresgid)(r, e, s);
 }
 
-FX_PUBLIC int setgroups(size_t n, const gid_t *list)
+FX_EXPORT int setgroups(size_t n, const gid_t *list)
 {
 	return fx_rt_active ? fx_rt_setgroups(n, list) : REAL(setgroups)(n, list);
 }
 
-FX_PUBLIC int initgroups(const char *user, gid_t group)
+FX_EXPORT int initgroups(const char *user, gid_t group)
 {
 	if (!fx_rt_active)
 		return REAL(initgroups)(user, group);

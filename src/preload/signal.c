@@ -58,7 +58,7 @@ static void from_bits(sigset_t *set, uint64_t bits)
 	memcpy(set, &bits, sizeof(bits));
 }
 
-FX_PUBLIC int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+FX_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
 	struct fx_carrier *c = fx_rt_active ? fx_carrier_self() : NULL;
 	struct fx_uthread *u = c ? c->current : NULL;
@@ -93,7 +93,7 @@ FX_PUBLIC int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 	return 0;
 }
 
-FX_PUBLIC int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+FX_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
 	int err;
 
@@ -107,7 +107,7 @@ FX_PUBLIC int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 	return 0;
 }
 
-FX_PUBLIC int pthread_kill(pthread_t thread, int sig)
+FX_EXPORT int pthread_kill(pthread_t thread, int sig)
 {
 	struct fx_uthread *u = fx_rt_active ? fx_uthread_of((uintptr_t)thread) : NULL;
 
@@ -135,7 +135,7 @@ FX_PUBLIC int pthread_kill(pthread_t thread, int sig)
  * where it would stay pending (while blocked) for whichever uthread the
  * carrier runs next. It is the caller's: pthread_kill to itself.
  */
-FX_PUBLIC int raise(int sig)
+FX_EXPORT int raise(int sig)
 {
 	struct fx_uthread *u = fx_rt_active ? fx_uthread_self() : NULL;
 
@@ -171,7 +171,7 @@ static void note_delivery(const siginfo_t *si)
 		atomic_store_explicit(&delivered_overrun[si->si_timerid], si->si_overrun + 1, memory_order_relaxed);
 }
 
-FX_PUBLIC int timer_create(clockid_t clock, struct sigevent *sev, timer_t *timer)
+FX_EXPORT int timer_create(clockid_t clock, struct sigevent *sev, timer_t *timer)
 {
 	int r = REAL(timer_create)(clock, sev, timer);
 	intptr_t id = r == 0 ? (intptr_t)*timer : -1; /* negative: glibc's SIGEV_THREAD timers */
@@ -181,7 +181,7 @@ FX_PUBLIC int timer_create(clockid_t clock, struct sigevent *sev, timer_t *timer
 	return r;
 }
 
-FX_PUBLIC int timer_getoverrun(timer_t timer)
+FX_EXPORT int timer_getoverrun(timer_t timer)
 {
 	int r = REAL(timer_getoverrun)(timer); /* EINVAL for a timer that is not one */
 	intptr_t id = (intptr_t)timer;
@@ -225,21 +225,21 @@ static int wait_for(const sigset_t *set, siginfo_t *info, const struct timespec 
 	return r;
 }
 
-FX_PUBLIC int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
+FX_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
 {
 	if (!fx_on_uthread())
 		return REAL(sigtimedwait)(set, info, timeout);
 	return wait_for(set, info, timeout);
 }
 
-FX_PUBLIC int sigwaitinfo(const sigset_t *set, siginfo_t *info)
+FX_EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *info)
 {
 	if (!fx_on_uthread())
 		return REAL(sigwaitinfo)(set, info);
 	return wait_for(set, info, NULL);
 }
 
-FX_PUBLIC int sigwait(const sigset_t *set, int *sig)
+FX_EXPORT int sigwait(const sigset_t *set, int *sig)
 {
 	if (!fx_on_uthread())
 		return REAL(sigwait)(set, sig);
@@ -251,7 +251,7 @@ FX_PUBLIC int sigwait(const sigset_t *set, int *sig)
 }
 
 /* Waits with mask in place until a handler has run; then the old mask again. */
-FX_PUBLIC int sigsuspend(const sigset_t *mask)
+FX_EXPORT int sigsuspend(const sigset_t *mask)
 {
 	if (!fx_on_uthread())
 		return REAL(sigsuspend)(mask);
@@ -269,7 +269,7 @@ FX_PUBLIC int sigsuspend(const sigset_t *mask)
 	return -1;
 }
 
-FX_PUBLIC int pause(void)
+FX_EXPORT int pause(void)
 {
 	sigset_t now;
 
@@ -279,7 +279,7 @@ FX_PUBLIC int pause(void)
 	return sigsuspend(&now);
 }
 
-FX_PUBLIC int sigpending(sigset_t *set)
+FX_EXPORT int sigpending(sigset_t *set)
 {
 	struct fx_uthread *u = fx_rt_active ? fx_uthread_self() : NULL;
 
@@ -372,21 +372,21 @@ static void leaving_by_jump(struct __jmp_buf_tag *env)
 	fx_handler_longjmp(c, sp, env->__mask_was_saved ? &mask : NULL);
 }
 
-FX_PUBLIC void siglongjmp(sigjmp_buf env, int val)
+FX_EXPORT void siglongjmp(sigjmp_buf env, int val)
 {
 	leaving_by_jump(env);
 	REAL(siglongjmp)(env, val);
 	__builtin_unreachable();
 }
 
-FX_PUBLIC void longjmp(jmp_buf env, int val)
+FX_EXPORT void longjmp(jmp_buf env, int val)
 {
 	leaving_by_jump(env);
 	REAL(longjmp)(env, val);
 	__builtin_unreachable();
 }
 
-FX_PUBLIC void _longjmp(jmp_buf env, int val)
+FX_EXPORT void _longjmp(jmp_buf env, int val)
 {
 	leaving_by_jump(env);
 	REAL(_longjmp)(env, val);
@@ -395,7 +395,7 @@ FX_PUBLIC void _longjmp(jmp_buf env, int val)
 
 /* what -D_FORTIFY_SOURCE makes of longjmp */
 void __longjmp_chk(jmp_buf env, int val) __attribute__((noreturn));
-FX_PUBLIC void __longjmp_chk(jmp_buf env, int val)
+FX_EXPORT void __longjmp_chk(jmp_buf env, int val)
 {
 	leaving_by_jump(env);
 	REAL(__longjmp_chk)(env, val);
@@ -408,7 +408,7 @@ static bool is_function(const struct sigaction *a)
 	       (a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN);
 }
 
-FX_PUBLIC int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+FX_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	struct sigaction mine, prev;
 
@@ -430,7 +430,7 @@ FX_PUBLIC int sigaction(int sig, const struct sigaction *act, struct sigaction *
 }
 
 /* glibc's signal: BSD semantics (SA_RESTART, handler stays installed) */
-FX_PUBLIC sighandler_t signal(int sig, sighandler_t handler)
+FX_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 {
 	struct sigaction act, old;
 
@@ -445,7 +445,7 @@ FX_PUBLIC sighandler_t signal(int sig, sighandler_t handler)
 }
 
 /* The alternate signal stack is the calling thread's: a uthread keeps its own (threads/kstate.c). */
-FX_PUBLIC int sigaltstack(const stack_t *ss, stack_t *old)
+FX_EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
 {
 	struct fx_carrier *c = fx_rt_active ? fx_carrier_self() : NULL;
 

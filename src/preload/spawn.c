@@ -70,7 +70,7 @@ static void kthread_end(void *h)
 	errno = err;
 }
 
-FX_PUBLIC int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+FX_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
 			  const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
 	void *h = kthread_begin();
@@ -80,7 +80,7 @@ FX_PUBLIC int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_a
 	return r;
 }
 
-FX_PUBLIC int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+FX_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
 			   const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
 	void *h = kthread_begin();
@@ -90,7 +90,7 @@ FX_PUBLIC int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_
 	return r;
 }
 
-FX_PUBLIC FILE *popen(const char *command, const char *mode)
+FX_EXPORT FILE *popen(const char *command, const char *mode)
 {
 	void *h = kthread_begin();
 	FILE *f = REAL(popen)(command, mode);
@@ -100,7 +100,7 @@ FX_PUBLIC FILE *popen(const char *command, const char *mode)
 }
 
 /* glibc 2.36's waits with cancellation disabled: no cancellation point, here either */
-FX_PUBLIC int pclose(FILE *f)
+FX_EXPORT int pclose(FILE *f)
 {
 	void *h = kthread_begin();
 	int r = REAL(pclose)(f);
@@ -210,7 +210,7 @@ static int shell(const char *line)
 	return status;
 }
 
-FX_PUBLIC int system(const char *line)
+FX_EXPORT int system(const char *line)
 {
 	if (!fx_on_uthread())
 		return REAL(system)(line);

@@ -36,7 +36,7 @@ static _Atomic int *word(pthread_spinlock_t *l)
 	return (_Atomic int *)l;
 }
 
-FX_PUBLIC int pthread_spin_init(pthread_spinlock_t *l, int pshared)
+FX_EXPORT int pthread_spin_init(pthread_spinlock_t *l, int pshared)
 {
 	(void)pshared;
 	if (!fx_sync_ours())
@@ -45,7 +45,7 @@ FX_PUBLIC int pthread_spin_init(pthread_spinlock_t *l, int pshared)
 	return 0;
 }
 
-FX_PUBLIC int pthread_spin_destroy(pthread_spinlock_t *l)
+FX_EXPORT int pthread_spin_destroy(pthread_spinlock_t *l)
 {
 	if (!fx_sync_ours())
 		return REAL(pthread_spin_destroy)(l);
@@ -88,7 +88,7 @@ static void let_others_run(struct backoff *b)
 	b->yields = 0;
 }
 
-FX_PUBLIC int pthread_spin_lock(pthread_spinlock_t *l)
+FX_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
 {
 	_Atomic int *w = word(l);
 	struct backoff b = { 0, SLEEP_MIN_NS };
@@ -108,14 +108,14 @@ FX_PUBLIC int pthread_spin_lock(pthread_spinlock_t *l)
 	}
 }
 
-FX_PUBLIC int pthread_spin_trylock(pthread_spinlock_t *l)
+FX_EXPORT int pthread_spin_trylock(pthread_spinlock_t *l)
 {
 	if (!fx_sync_ours())
 		return REAL(pthread_spin_trylock)(l);
 	return try_take(word(l)) ? 0 : EBUSY;
 }
 
-FX_PUBLIC int pthread_spin_unlock(pthread_spinlock_t *l)
+FX_EXPORT int pthread_spin_unlock(pthread_spinlock_t *l)
 {
 	if (!fx_sync_ours())
 		return REAL(pthread_spin_unlock)(l);

@@ -73,7 +73,7 @@ static void bind_for(long nr, const long *a)
 		fx_rt_bind();
 }
 
-FX_PUBLIC long syscall(long nr, ...)
+FX_EXPORT long syscall(long nr, ...)
 {
 	va_list ap;
 	long a[6], r;
@@ -102,7 +102,7 @@ FX_PUBLIC long syscall(long nr, ...)
 	return fx_libc_ret(r);
 }
 
-FX_PUBLIC int prctl(int option, ...)
+FX_EXPORT int prctl(int option, ...)
 {
 	va_list ap;
 	long a[5] = { option }, r;
@@ -118,37 +118,37 @@ FX_PUBLIC int prctl(int option, ...)
 }
 
 /* The libc functions that change only the calling thread's identity: bound first. */
-FX_PUBLIC int setfsuid(uid_t fsuid)
+FX_EXPORT int setfsuid(uid_t fsuid)
 {
 	bind_for(SYS_setfsuid, (long[6]){ 0 });
 	return REAL(setfsuid)(fsuid);
 }
 
-FX_PUBLIC int setfsgid(gid_t fsgid)
+FX_EXPORT int setfsgid(gid_t fsgid)
 {
 	bind_for(SYS_setfsgid, (long[6]){ 0 });
 	return REAL(setfsgid)(fsgid);
 }
 
-FX_PUBLIC int capset(cap_user_header_t hdr, const cap_user_data_t data)
+FX_EXPORT int capset(cap_user_header_t hdr, const cap_user_data_t data)
 {
 	bind_for(SYS_capset, (long[6]){ 0 });
 	return REAL(capset)(hdr, data);
 }
 
-FX_PUBLIC int unshare(int flags)
+FX_EXPORT int unshare(int flags)
 {
 	bind_for(SYS_unshare, (long[6]){ 0 });
 	return REAL(unshare)(flags);
 }
 
-FX_PUBLIC int setns(int fd, int nstype)
+FX_EXPORT int setns(int fd, int nstype)
 {
 	bind_for(SYS_setns, (long[6]){ 0 });
 	return REAL(setns)(fd, nstype);
 }
 
-FX_PUBLIC int personality(unsigned long persona)
+FX_EXPORT int personality(unsigned long persona)
 {
 	bind_for(SYS_personality, (long[6]){ (long)persona });
 	return REAL(personality)(persona);

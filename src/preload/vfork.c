@@ -37,7 +37,7 @@
 #define STR(x) STR_(x)
 
 /* pid_t vfork(void): what the stub below defines (declared for the export list) */
-FX_PUBLIC pid_t vfork(void);
+FX_EXPORT pid_t vfork(void);
 
 void *fx_vfork_enter(void);
 void fx_vfork_child(void *h);
@@ -124,7 +124,7 @@ static int clone_child(void *p)
 	return s->fn(s->arg);
 }
 
-FX_PUBLIC int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
+FX_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 {
 	va_list ap;
 
