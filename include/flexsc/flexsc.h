@@ -74,6 +74,7 @@ struct flexsc_config {
 				     * that syscall threads leave unblocked, so flexsc_cancel can
 				     * interrupt a call one of them is executing */
 	unsigned flags;             /* FLEXSC_QUIET, FLEXSC_ORDER_* */
+	uint64_t reserved[8];       /* 0 (flexsc_config_init): room for later fields under soname 0 */
 };
 
 /* Fills *cfg with the defaults above. */
@@ -82,7 +83,8 @@ void flexsc_config_init(struct flexsc_config *cfg);
 /*
  * Creates an instance. cfg may be NULL for the defaults.
  * Errors: -EINVAL (a field out of range, a syscall CPU the machine does not
- * have, sqpoll without the uring or auto engine), -ENOMEM,
+ * have, sqpoll without the uring or auto engine, a reserved word not 0),
+ * -ENOMEM,
  * -EAGAIN (a syscall thread could not be started). io_uring refused by the
  * kernel (disabled, seccomp, ENOSYS, EPERM) is not an error: auto falls
  * back to syscall threads, uring to synchronous calls, and it says so once
@@ -330,6 +332,7 @@ struct flexsc_stats {
 	uint64_t batch_hist[FLEXSC_HIST_BUCKETS];
 	uint64_t waits;          /* times the owner slept */
 	uint64_t wait_ns;        /* time spent in flexsc_wait and friends */
+	uint64_t reserved[8];    /* 0: room for later counters under soname 0 */
 };
 
 /* Copies q's counters. Errors: -EINVAL. */

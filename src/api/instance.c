@@ -90,6 +90,10 @@ static int check_config(const struct flexsc_config *c)
 	for (unsigned i = 0; i < c->nr_syscall_cpus; i++)
 		if (c->syscall_cpus[i] < 0 || c->syscall_cpus[i] >= ncpus)
 			return -EINVAL;
+	/* a later version's field that this one would silently ignore */
+	for (unsigned i = 0; i < sizeof(c->reserved) / sizeof(c->reserved[0]); i++)
+		if (c->reserved[i])
+			return -EINVAL;
 	return 0;
 }
 

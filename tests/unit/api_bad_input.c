@@ -250,6 +250,8 @@ static void bad_configs(void)
 	EXPECT_BAD((c.nr_syscall_cpus = 1, c.syscall_cpus[0] = -1));
 	EXPECT_BAD((c.nr_syscall_cpus = 2, c.syscall_cpus[0] = 0, c.syscall_cpus[1] = -5));
 	EXPECT_BAD((c.nr_syscall_cpus = 1, c.syscall_cpus[0] = 1 << 20));
+	EXPECT_BAD(c.reserved[0] = 1);
+	EXPECT_BAD(c.reserved[7] = 1);
 
 	/* a CPU the machine does not have */
 	int ncpus = get_nprocs_conf();
