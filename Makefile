@@ -37,7 +37,7 @@ LDFLAGS   += -fsanitize=$(SANITIZE)
 endif
 LIBS      := -luring -lpthread -ldl
 
-LIB_SRC   := $(wildcard src/core/*.c src/engine/*.c src/sched/*.c src/api/*.c)
+LIB_SRC   := $(wildcard src/core/*.c src/engine/*.c src/batch/*.c src/api/*.c)
 LIB_ASM   := $(wildcard src/core/*.S)
 LIB_OBJ   := $(LIB_SRC:%.c=$(B)/%.o) $(LIB_ASM:%.S=$(B)/%.o)
 LIB_SO    := $(B)/libflexsc.so.$(VERSION)

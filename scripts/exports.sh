@@ -11,7 +11,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 case ${1:-} in
-lib) files=(src/core/*.c src/engine/*.c src/sched/*.c src/api/*.c) node="FLEXSC_0.1 " drop='^$' ;;
+lib) files=(src/core/*.c src/engine/*.c src/batch/*.c src/api/*.c) node="FLEXSC_0.1 " drop='^$' ;;
 run) files=(src/*/*.c) node="" drop='^flexsc_' ;;
 *) echo "usage: scripts/exports.sh lib|run" >&2; exit 2 ;;
 esac

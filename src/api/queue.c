@@ -42,8 +42,8 @@
 #include "core/internal.h"
 #include "core/systab.h"
 #include "engine/engine.h"
-#include "sched/batch.h"
-#include "sched/order.h"
+#include "batch/policy.h"
+#include "batch/order.h"
 
 #define FX_CALL_INDEX 0xffffu /* index + 1, below the tag */
 _Static_assert(64 * FLEXSC_ENTRIES_PER_PAGE < FX_CALL_INDEX, "an index fits below the tag");
@@ -553,7 +553,7 @@ FX_EXPORT int flexsc_poll(struct flexsc_queue *q, flexsc_call_t call, int64_t *r
 	if (err)
 		return err;
 	if (q->slots[idx].state == FX_SLOT_INFLIGHT) {
-		/* nothing came back: the call may be queued behind blocked threads (see block()) */
+		/* nothing came back: the call may be queued behind blocked threads (see make_progress() in wait.c) */
 		if (!fx_queue_harvest(q) && q->slots[idx].route == FX_ROUTE_THREAD)
 			fx_threads_unstick(q);
 	} else if (q->slots[idx].state == FX_SLOT_PENDING) {

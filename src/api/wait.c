@@ -71,7 +71,7 @@ static int take_kick(struct flexsc_queue *q)
  * completed (the caller looks again), -ETIME at the deadline, -EINTR when
  * flexsc_queue_wake was called.
  */
-static int block(struct flexsc_queue *q, uint64_t deadline)
+static int make_progress(struct flexsc_queue *q, uint64_t deadline)
 {
 	if (q->npending)
 		flexsc_flush(q);
@@ -184,7 +184,7 @@ FX_EXPORT int flexsc_wait_any(struct flexsc_queue *q, const flexsc_call_t *calls
 				goto out;
 			}
 		}
-		err = block(q, deadline);
+		err = make_progress(q, deadline);
 	}
 out:
 	if (ip != idx)
@@ -217,7 +217,7 @@ FX_EXPORT int flexsc_wait_all(struct flexsc_queue *q, const flexsc_call_t *calls
 		if (done(q, ip[next]))
 			next++;
 		else
-			err = block(q, deadline);
+			err = make_progress(q, deadline);
 	}
 	for (unsigned i = 0; !err && i < n; i++) {
 		int64_t r;
@@ -247,7 +247,7 @@ FX_EXPORT int flexsc_wait(struct flexsc_queue *q, const struct timespec *timeout
 	while (!err && q->nready == 0) {
 		if (!q->npending && !remote_inflight(q))
 			return take_kick(q) ? -EINTR : -ECHILD;
-		err = block(q, deadline);
+		err = make_progress(q, deadline);
 	}
 	return err ? err : (int)q->nready;
 }

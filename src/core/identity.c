@@ -32,7 +32,7 @@
  *    it runs a call, reads its own from the kernel and kcmp's its context
  *    against the caller's task; any difference and it refuses the call
  *    (FX_RET_REFUSED), which the caller then runs itself
- *    (src/engine/threads.c, src/threads/overflow.c).
+ *    (src/engine/systhreads.c, src/threads/overflow.c).
  *
  * Nothing here depends on which library, wrapper or thread changed the
  * identity: every answer comes from the kernel at the moment of the hand-

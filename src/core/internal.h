@@ -150,7 +150,7 @@ struct flexsc_queue {
 	struct flexsc_stats stats;
 };
 
-struct fx_pool; /* src/engine/threads.c */
+struct fx_pool; /* src/engine/systhreads.c */
 
 struct flexsc {
 	struct flexsc_config cfg;

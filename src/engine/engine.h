@@ -31,7 +31,7 @@ int fx_uring_cancel(struct flexsc_queue *q, unsigned idx);
 bool fx_uring_runs_as(struct flexsc_queue *q, const struct fx_identity *id);
 bool fx_uring_shares_context(struct flexsc_queue *q, unsigned what);
 
-/* syscall threads (src/engine/threads.c) */
+/* syscall threads (src/engine/systhreads.c) */
 int fx_pool_create(struct flexsc *fx);
 void fx_pool_destroy(struct fx_pool *pool);
 void fx_pool_forget(struct fx_pool *pool);

@@ -29,7 +29,7 @@
 #include <string.h>
 
 #include "preload/real.h"
-#include "threads/wait.h"
+#include "threads/waiter.h"
 
 struct fx_barrier {
 	_Atomic int wl;

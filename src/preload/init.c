@@ -23,7 +23,7 @@
 
 #include "preload/real.h"
 #include "threads/preempt.h"
-#include "threads/wait.h"
+#include "threads/waiter.h"
 
 bool fx_rt_active;
 /*

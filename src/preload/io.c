@@ -36,7 +36,7 @@
 #include "preload/cancel.h"
 #include "preload/real.h"
 #include "threads/signals.h"
-#include "threads/wait.h"
+#include "threads/waiter.h"
 
 #define A(x) ((uint64_t)(uintptr_t)(x))
 

@@ -37,7 +37,7 @@
 
 #include "preload/real.h"
 #include "preload/cancel.h"
-#include "threads/wait.h"
+#include "threads/waiter.h"
 
 struct fx_mutex {
 	_Atomic int lock;

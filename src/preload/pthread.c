@@ -28,7 +28,7 @@
 
 #include "preload/cancel.h"
 #include "preload/real.h"
-#include "threads/wait.h"
+#include "threads/waiter.h"
 
 static _Atomic int next_id = 1;
 

@@ -44,7 +44,7 @@
 #include <unistd.h>
 
 #include "preload/real.h"
-#include "threads/wait.h"
+#include "threads/waiter.h"
 
 struct fx_rwlock {
 	_Atomic uint32_t state;

@@ -36,7 +36,7 @@
 #include "preload/real.h"
 #include "preload/cancel.h"
 #include "threads/signals.h"
-#include "threads/wait.h"
+#include "threads/waiter.h"
 
 struct fx_sem {
 	_Atomic uint32_t value;

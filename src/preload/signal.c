@@ -35,7 +35,7 @@
 #include "preload/cancel.h"
 #include "preload/real.h"
 #include "threads/signals.h"
-#include "threads/wait.h"
+#include "threads/waiter.h"
 
 #define SIG_BIT(sig) (1ull << ((sig) - 1))
 /* glibc's SIGCANCEL and SIGSETXID: never blocked, as glibc ensures */

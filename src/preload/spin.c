@@ -24,7 +24,7 @@
 #include <sys/syscall.h>
 
 #include "preload/real.h"
-#include "threads/wait.h"
+#include "threads/waiter.h"
 
 #define SPINS        256     /* pauses between looks at the scheduler */
 #define YIELDS       8       /* yields before the first sleep */

@@ -124,7 +124,7 @@ static void *overflow_main(void *arg)
 		atomic_store(&u->overflow_tid, 0);
 		fx_spin_unlock(&u->cancel_lock);
 		u->sysret = r;
-		fx_wake(u);
+		fx_uthread_wake(u);
 	}
 	return NULL;
 }

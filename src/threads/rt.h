@@ -417,7 +417,7 @@ void fx_kthread_leave(void *h);
 const uint64_t *fx_kthread_mask(const void *h);
 void fx_raise_pending(void);
 bool fx_cancel_pending(const struct fx_uthread *u);
-void fx_wake(struct fx_uthread *u);
+void fx_uthread_wake(struct fx_uthread *u);
 void fx_uthread_exit(void *result) __attribute__((noreturn));
 /* The preload's end of a thread: key and TLS destructors, then fx_uthread_exit. */
 void fx_thread_finished(void *result) __attribute__((noreturn));

@@ -61,7 +61,7 @@
 #include "threads/rt.h"
 #include "threads/signals.h"
 #include "threads/ufutex.h"
-#include "threads/wait.h"
+#include "threads/waiter.h"
 
 #ifndef HWCAP2_FSGSBASE
 #define HWCAP2_FSGSBASE (1 << 1)
@@ -165,7 +165,7 @@ static void kick_one_idle(struct fx_carrier *except)
 	}
 }
 
-void fx_wake(struct fx_uthread *u)
+void fx_uthread_wake(struct fx_uthread *u)
 {
 	struct fx_carrier *self = fx_carrier_self();
 	struct fx_carrier *c = owner_of(u->home ? u->home : self ? self : fx_carriers[0]);
@@ -455,7 +455,7 @@ bool fx_end_wait(struct fx_uthread *u, struct fx_waiter **slot)
 	}
 	fx_spin_unlock(&u->cancel_lock);
 	if (won)
-		fx_wake(u);
+		fx_uthread_wake(u);
 	return won;
 }
 
@@ -884,7 +884,7 @@ static void *kthread_runs_uthread(void *arg)
 		fx_ctx_switch(&h->native_sp, u->sp, u->tcb);
 		/* u switched back (fx_kthread_leave): its registers are saved */
 		atomic_store_explicit(&u->on_cpu, 0, memory_order_release);
-		fx_wake(u); /* it puts h on the idle list once it runs */
+		fx_uthread_wake(u); /* it puts h on the idle list once it runs */
 	}
 	return NULL;
 }
@@ -969,7 +969,7 @@ void fx_uthread_start(struct fx_uthread *u)
 	}
 	u->home = best;
 	fx_sig_register(u);
-	fx_wake(u);
+	fx_uthread_wake(u);
 }
 
 /*

@@ -36,7 +36,7 @@
 #include "threads/overflow.h"
 #include "threads/rt.h"
 #include "threads/signals.h"
-#include "threads/wait.h"
+#include "threads/waiter.h"
 
 #define BIT(sig) (1ull << ((sig) - 1))
 
@@ -356,7 +356,7 @@ void fx_sig_unregister(struct fx_uthread *u)
 /*
  * Gets u, asleep, to take a signal: an interruptible wait (a sleep,
  * sigsuspend) or a call in flight ends; any other wait (a mutex, a
- * condition...) lets it run the handler and goes on (wait.c).
+ * condition...) lets it run the handler and goes on (waiter.c).
  */
 static void poke(struct fx_uthread *u)
 {

@@ -60,7 +60,7 @@
 #include <unistd.h>
 
 #include "threads/rt.h"
-#include "threads/wait.h"
+#include "threads/waiter.h"
 
 #define BINS 64 /* glibc 2.26+: TCACHE_MAX_BINS */
 struct tcache {  /* glibc 2.30+: tcache_perthread_struct */

@@ -27,7 +27,7 @@
 #include "threads/rt.h"
 #include "threads/signals.h"
 #include "threads/ufutex.h"
-#include "threads/wait.h"
+#include "threads/waiter.h"
 
 #define NBUCKETS 512
 

@@ -25,7 +25,7 @@ fi
 
 # The library's sources, as the Makefile lists them (LIB_SRC, LIB_ASM).
 shopt -s nullglob
-srcs=("$root"/src/core/*.c "$root"/src/engine/*.c "$root"/src/sched/*.c "$root"/src/api/*.c "$root"/src/core/*.S)
+srcs=("$root"/src/core/*.c "$root"/src/engine/*.c "$root"/src/batch/*.c "$root"/src/api/*.c "$root"/src/core/*.S)
 mkdir -p "$out" "$here/corpus"
 echo "fuzz: building $out/fuzz_api with $cc"
 "$cc" -g -O1 -std=c11 -fno-omit-frame-pointer \

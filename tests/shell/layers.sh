@@ -5,7 +5,7 @@
 #   1 src/core     what every layer shares: entries, queues' structures,
 #                  identity, descriptor facts, the syscall table, the OS
 #   2 src/engine   io_uring, syscall threads, synchronous
-#   2 src/sched    the batch policy (when to flush, in what order)
+#   2 src/batch    the batch policy (when to flush, in what order)
 #   3 src/api      the public API: registration, posting, flushing, waiting
 #   4 src/threads  FlexSC-Threads: carriers, uthreads, the scheduler
 #   5 src/preload  the interposed libc functions, the edge
@@ -27,8 +27,8 @@ command -v nm >/dev/null || { echo "skip: no nm"; exit 77; }
 # queue (the entry life cycle still lives in src/api/queue.c), and the
 # scheduler reaches three of the preload's functions.
 KNOWN="
-src/engine/threads fx_queue_complete
-src/engine/threads fx_queue_run_here
+src/engine/systhreads fx_queue_complete
+src/engine/systhreads fx_queue_run_here
 src/engine/uring fx_queue_complete
 src/engine/uring fx_queue_reroute
 src/engine/uring fx_wake_pending
@@ -41,7 +41,7 @@ src/threads/signals fx_real_sigaction
 layer() {
 	case $1 in
 	src/core/*) echo 1 ;;
-	src/engine/* | src/sched/*) echo 2 ;;
+	src/engine/* | src/batch/*) echo 2 ;;
 	src/api/*) echo 3 ;;
 	src/threads/*) echo 4 ;;
 	src/preload/*) echo 5 ;;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * When a batch is flushed (src/sched/batch.h): at the threshold M, at a
+ * When a batch is flushed (src/batch/policy.h): at the threshold M, at a
  * wait, at the time bound (checked when the owner enters the library: post,
  * poll, reap), and
  * never otherwise; and the batch-size histogram.

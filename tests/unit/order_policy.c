@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Ordering a flushed batch (src/sched/order.c, FLEXSC_ORDER_*):
+ * Ordering a flushed batch (src/batch/order.c, FLEXSC_ORDER_*):
  *   1. the pure function on synthetic batches: no flag leaves the batch as
  *      posted; by type makes each number's calls consecutive, by number,
  *      in posted order; I/O first puts the I/O calls first, each part in
@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "sched/order.c"
+#include "batch/order.c"
 
 #define BIG 4096
 

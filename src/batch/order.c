@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Ordering a batch by call type and issuing I/O first (src/sched/order.h).
+ * Ordering a batch by call type and issuing I/O first (src/batch/order.h).
  *
  * Each call gets a 10-bit key: bit 9 is set for a call that does no I/O
  * when FLEXSC_ORDER_IO_FIRST is on, bits 0-8 are its system call number
@@ -12,7 +12,7 @@
  */
 #include <asm/unistd.h>
 
-#include "sched/order.h"
+#include "batch/order.h"
 
 bool fx_does_io(long nr)
 {

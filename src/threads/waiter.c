@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "threads/rt.h"
-#include "threads/wait.h"
+#include "threads/waiter.h"
 
 unsigned fx_fork_gen;
 _Atomic unsigned *fx_fork_mark;
@@ -189,7 +189,7 @@ void fx_timers_fire(struct fx_carrier *c)
 		atomic_store_explicit(&w->carrier, NULL, memory_order_release);
 		fx_spin_unlock(&c->timer_lock);
 		if (won)
-			fx_wake(u);
+			fx_uthread_wake(u);
 	}
 }
 
@@ -275,7 +275,7 @@ bool fx_waiter_signal(struct fx_uthread *u)
 	}
 	fx_spin_unlock(&u->cancel_lock);
 	if (won)
-		fx_wake(u);
+		fx_uthread_wake(u);
 	return won;
 }
 
@@ -336,7 +336,7 @@ bool fx_waiter_wake(struct fx_waiter *w)
 			return false;
 	}
 	if (u) {
-		fx_wake(u);
+		fx_uthread_wake(u);
 	} else {
 		atomic_store(&w->futex, 1);
 		fx_futex_wake(&w->futex, 1);

@@ -10,8 +10,8 @@
  * owner that stops calling in must flush or wait, which it does to get
  * results.
  */
-#ifndef FX_BATCH_H
-#define FX_BATCH_H
+#ifndef FX_BATCH_POLICY_H
+#define FX_BATCH_POLICY_H
 
 #include "core/internal.h"
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Waiters and timers (src/threads/wait.c). */
+/* Waiters and timers (src/threads/waiter.c). */
 #ifndef FX_THREADS_WAIT_H
 #define FX_THREADS_WAIT_H
 

@@ -7,7 +7,7 @@
  * possible"). The batch's order is the order of the io_uring submission
  * entries, of the syscall threads' queue and of the calls run on the
  * owner; posted calls are not ordered with respect to each other, so
- * reordering them is allowed. See src/sched/order.c.
+ * reordering them is allowed. See src/batch/order.c.
  */
 #ifndef FX_ORDER_H
 #define FX_ORDER_H
