@@ -11,6 +11,10 @@
 # `bt` and restored after.
 set pagination off
 set print thread-events off
+# Only the selected thread runs while gdb calls fx_now_ns: a signal to
+# another (the monitor's time-slicing poke) ended the call and the whole
+# script once, in the middle of a soak's stall report.
+set scheduler-locking on
 printf "--- runtime: %u carriers\n", fx_ncarriers
 printf "CLOCK_MONOTONIC now %lu ns\n", fx_now_ns()
 set $i = 0
