@@ -41,7 +41,8 @@
 # flexsc-auto: as flexsc-sc1 with --specialize auto, the runtime choosing
 # between the two while it runs; nptl-2c and flexsc-2c: the server on
 # both CPUs, flexsc as a user starts it (no --cores: a carrier for each
-# CPU, the kernel placing them), the client sharing CPU 1;
+# CPU, the kernel placing them), the client sharing CPU 1; flexsc-pin-2c:
+# the same with --cores 0,1, each carrier pinned to its CPU;
 # flexsc-type, flexsc-io, flexsc-iotype: as flexsc with --order type,
 # io-first, io-first,type: each batch ordered before it is issued),
 # --out NAME
@@ -112,8 +113,8 @@ sv_parse_common() {
 	case "$sv_dur$sv_warm$sv_repeat" in *[!0-9]*|'') sv_usage ;; esac
 	[ "$sv_repeat" -ge 1 ] || sv_usage
 	for rt in $sv_runtimes; do
-		case $rt in nptl|nptl-2c|flexsc|flexsc-2c|flexsc-sc1|flexsc-remote|flexsc-auto|flexsc-e[0-9]*|flexsc-type|flexsc-io|flexsc-iotype) ;;
-		*) sv_die "unknown runtime '$rt' (nptl nptl-2c flexsc flexsc-2c flexsc-sc1 flexsc-remote flexsc-auto flexsc-eENTRIES flexsc-type flexsc-io flexsc-iotype)" ;; esac
+		case $rt in nptl|nptl-2c|flexsc|flexsc-2c|flexsc-pin-2c|flexsc-sc1|flexsc-remote|flexsc-auto|flexsc-e[0-9]*|flexsc-type|flexsc-io|flexsc-iotype) ;;
+		*) sv_die "unknown runtime '$rt' (nptl nptl-2c flexsc flexsc-2c flexsc-pin-2c flexsc-sc1 flexsc-remote flexsc-auto flexsc-eENTRIES flexsc-type flexsc-io flexsc-iotype)" ;; esac
 	done
 }
 
@@ -281,6 +282,7 @@ sv_launch() {
 	flexsc-sc1) FLEXSC_RAN_FILE="$sv_tmp/ran" nice -n "$sv_nice" taskset -c 0,1 "$sv_tmp/rt/flexsc-run" --require --cores 0 --syscall-cores 1 --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
 	nptl-2c) nice -n "$sv_nice" taskset -c 0,1 "$@" >"$log" 2>&1 </dev/null & ;;
 	flexsc-2c) FLEXSC_RAN_FILE="$sv_tmp/ran" nice -n "$sv_nice" taskset -c 0,1 "$sv_tmp/rt/flexsc-run" --require --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
+	flexsc-pin-2c) FLEXSC_RAN_FILE="$sv_tmp/ran" nice -n "$sv_nice" taskset -c 0,1 "$sv_tmp/rt/flexsc-run" --require --cores 0,1 --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
 	flexsc-remote) FLEXSC_RAN_FILE="$sv_tmp/ran" nice -n "$sv_nice" taskset -c 0,1 "$sv_tmp/rt/flexsc-run" --require --cores 0 --syscall-cores 1 --engine threads --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
 	flexsc-auto) FLEXSC_RAN_FILE="$sv_tmp/ran" nice -n "$sv_nice" taskset -c 0,1 "$sv_tmp/rt/flexsc-run" --require --cores 0 --syscall-cores 1 --specialize auto --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
 	flexsc-e*) FLEXSC_RAN_FILE="$sv_tmp/ran" nice -n "$sv_nice" taskset -c 0 "$sv_tmp/rt/flexsc-run" --require --cores 0 --entries "${rt#flexsc-e}" --stats -- "$@" >"$log" 2>&1 </dev/null & ;;
