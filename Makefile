@@ -77,9 +77,13 @@ $(B)/%.o: %.S
 	$(CC) $(CPPFLAGS) $(DEPFLAGS) -fPIC -c $< -o $@
 
 # What each library exports: generated from the sources' FX_EXPORT definitions.
-$(B)/libflexsc.map $(B)/preload.map: $(B)/%.map: scripts/exports.sh $(LIB_SRC) $(RUN_SRC)
+$(B)/libflexsc.map: scripts/exports.sh $(LIB_SRC)
 	@mkdir -p $(B)
-	scripts/exports.sh $(if $(filter libflexsc,$*),lib,run) > $@
+	scripts/exports.sh lib > $@.tmp && mv $@.tmp $@
+
+$(B)/preload.map: scripts/exports.sh $(RUN_SRC)
+	@mkdir -p $(B)
+	scripts/exports.sh run > $@.tmp && mv $@.tmp $@
 
 $(LIB_SO): $(LIB_OBJ) $(B)/libflexsc.map
 	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=$(B)/libflexsc.map \
