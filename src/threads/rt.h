@@ -2,7 +2,8 @@
 /*
  * FlexSC-Threads: the M-on-N runtime's shared shapes.
  *
- * Names: a carrier is a kernel-visible NPTL thread pinned to one user core;
+ * Names: a carrier is a kernel-visible NPTL thread, one per user core (pinned
+ * to it under --cores or --syscall-cores, else placed by the kernel);
  * a uthread is a user thread the program created with pthread_create (or
  * the program's main thread), run by whichever carrier picks it.
  */
@@ -383,9 +384,10 @@ void fx_interrupt_call(struct fx_uthread *u);
 bool fx_end_wait(struct fx_uthread *u, struct fx_waiter **slot);
 /*
  * Around an exec (src/preload/exec.c): the new image inherits the calling
- * thread's CPUs and signal mask, a carrier's pinned CPU and the extra
+ * thread's CPUs and signal mask, a carrier's (one pinned CPU) and the extra
  * signals it blocks for the runtime. fx_rt_exec_prepare gives the thread
- * the CPUs the process had at start and, on carrier c (NULL: not one),
+ * its uthread's own CPUs (those it set, else the process's at start) and,
+ * on carrier c (NULL: not one),
  * the uthread's own mask, saving what it had (true: it changed something);
  * fx_rt_exec_failed puts that back when the exec fails.
  */
@@ -424,7 +426,7 @@ void fx_thread_finished(void *result) __attribute__((noreturn));
 long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *args);
 bool fx_never_restarted(long nr, const uint64_t *args);
 void fx_rt_cpus(cpu_set_t *set);
-/* The CPUs the process could run on at start, before the runtime pinned carrier 0: a uthread's affinity. */
+/* The CPUs the process could run on at start, before the runtime set carrier 0's: a uthread's affinity. */
 void fx_rt_start_cpus(cpu_set_t *set);
 struct fx_uthread *fx_uthread_self(void);
 extern _Atomic int fx_rt_live_uthreads;

@@ -471,7 +471,7 @@ struct kthread_start {
 	void *arg;
 };
 
-/* The CPUs the process could run on before the runtime pinned its first thread as carrier 0. */
+/* The CPUs the process could run on before the runtime set its first thread's as carrier 0's. */
 static cpu_set_t start_cpus;
 
 /*
@@ -485,11 +485,15 @@ static cpu_set_t start_cpus;
  */
 static bool carriers_pinned;
 
-/* Lets the calling thread run on start_cpus (known once the runtime started); whether it did. */
+/* Lets the calling thread run on set (start_cpus: known once the runtime started); whether it did. */
+static bool take_cpus(const cpu_set_t *set)
+{
+	return CPU_COUNT(set) && fx_raw_syscall6(SYS_sched_setaffinity, 0, sizeof(*set), (long)set, 0, 0, 0) == 0;
+}
+
 static bool take_start_cpus(void)
 {
-	return CPU_COUNT(&start_cpus) &&
-	       fx_raw_syscall6(SYS_sched_setaffinity, 0, sizeof(start_cpus), (long)&start_cpus, 0, 0, 0) == 0;
+	return take_cpus(&start_cpus);
 }
 
 static void *kthread_main(void *p)
@@ -510,10 +514,17 @@ static void *kthread_main(void *p)
 
 bool fx_rt_exec_prepare(struct fx_exec_saved *saved, struct fx_carrier *c)
 {
+	/*
+	 * The thread's own CPUs, as on NPTL: those it set (sched_setaffinity
+	 * of itself, kept for its uthread: taskset -c 1 prog sets them, then
+	 * execs), else those the process had at start.
+	 */
+	const cpu_set_t *mine = c && c->current && c->current->affinity ? c->current->affinity : &start_cpus;
+
 	CPU_ZERO(&saved->cpus); /* the kernel fills only its own mask's bytes */
 	saved->cpus_set = CPU_COUNT(&start_cpus) &&
 			  fx_raw_syscall6(SYS_sched_getaffinity, 0, sizeof(saved->cpus), (long)&saved->cpus, 0, 0, 0) > 0 &&
-			  take_start_cpus();
+			  take_cpus(mine);
 	saved->mask_set = c && c->current && c->kextra;
 	if (saved->mask_set) {
 		uint64_t want = c->current->sigmask;
@@ -1173,10 +1184,17 @@ static int carrier_enter(struct fx_carrier *c)
 	c->tid = (int)fx_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
 	cpu_set_t set;
 	CPU_ZERO(&set);
-	if (c->cpu >= 0 && carriers_pinned)
+	if (c->cpu >= 0 && carriers_pinned) {
 		CPU_SET(c->cpu, &set);
-	else
-		fx_rt_cpus(&set); /* unpinned, or an exclusive carrier: anywhere the program's threads run */
+	} else {
+		/* unpinned, or an exclusive carrier: anywhere the program's threads run */
+		fx_rt_cpus(&set);
+		/* within the CPUs it started with (a child started by taskset inherits FLEXSC_CORES) */
+		cpu_set_t both;
+		CPU_AND(&both, &set, &start_cpus);
+		if (CPU_COUNT(&both))
+			set = both;
+	}
 	sched_setaffinity(0, sizeof(set), &set);
 	c->in_rt = 1;
 	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&c->kmask, 8, 0, 0);
@@ -1272,7 +1290,7 @@ int fx_rt_bind(void)
  * since the last look, that has work it cannot do (a queued uthread, a
  * call in flight, a timer), and that the kernel says is asleep ('S' or 'D'
  * in /proc/self/task/TID/stat, read only then) is blocked. Its core goes
- * to a spare carrier pinned to the same CPU (a parked one from the pool,
+ * to a spare carrier for the same CPU (a parked one from the pool,
  * else a new one): the spare becomes the owner of the core's slot, takes
  * its queued uthreads and its timers (which it would fire only once its
  * call returned: a sleeper on them waited as long), and every wake meant
@@ -1387,7 +1405,8 @@ static bool handoff(struct fx_carrier *x, uint64_t now)
 
 	for (unsigned i = 0; i < n && !y; i++) {
 		struct fx_carrier *c = fx_carriers[i];
-		if (c && c != x && c->cpu == x->cpu && atomic_load(&c->parked))
+		/* a spare pinned to another CPU cannot take this one's place */
+		if (c && c != x && (c->cpu == x->cpu || !carriers_pinned) && atomic_load(&c->parked))
 			y = c;
 	}
 	if (y) {

@@ -9,7 +9,8 @@
 # at start; then the same for a program exec'd, without the preload, in
 # a forked child, and for one exec'd with no fork by each exec function,
 # from the main thread and from another (after an exec that fails, which
-# must return ENOENT and let the program go on). Needs 2 CPUs and a C compiler.
+# must return ENOENT and let the program go on); and taskset's command runs
+# on the CPUs taskset set. Needs 2 CPUs and a C compiler.
 # Exit 0 pass, 1 fail, 77 skip.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,6 +19,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 cc=${CC:-cc}
 command -v "$cc" >/dev/null || { echo "skip: no C compiler ($cc)"; exit 77; }
 want=$(awk '/^Cpus_allowed_list:/ { print $2 }' /proc/self/status)
+first=${want%%[,-]*}
 
 tmp=$(mktemp -d)
 pid=
@@ -90,12 +92,14 @@ expect_cpus() {
 	fi
 }
 
-got=$(FLEXSC_RAN_FILE=$tmp/ran2 "$run" --require -- "$tmp/forker" | awk '{ print $2 }')
+# --cores: pinned carriers, whose one CPU the child must not keep (unpinned
+# ones may run on every CPU anyway, and the check would prove nothing)
+got=$(FLEXSC_RAN_FILE=$tmp/ran2 "$run" --require --cores "$first" -- "$tmp/forker" | awk '{ print $2 }')
 expect_cpus "a program exec'd in a forked child" "$got"
 [ -s "$tmp/ran2" ] || { echo "FAIL: the runtime did not run the forking program"; fail=1; }
 
-# A program exec'd without a fork, from the main thread (carrier 0, pinned)
-# and from another thread, through each exec function: it runs, without
+# A program exec'd without a fork, from the main thread (carrier 0, pinned
+# by --cores) and from another thread, through each exec function: it runs, without
 # the preload (LD_PRELOAD taken out first), on every CPU the process had
 # at start, not on the carrier's one.
 cat >"$tmp/execer.c" <<'C'
@@ -144,12 +148,28 @@ for how in execve execv execvp execvpe execl execlp execle syscall-execve syscal
 	for from in "the main thread" "another thread"; do
 		rm -f "$tmp/ran3"
 		if [ "$from" = "the main thread" ]; then
-			got=$(FLEXSC_RAN_FILE=$tmp/ran3 "$run" --require -- "$tmp/execer" $how | awk '{ print $2 }')
+			got=$(FLEXSC_RAN_FILE=$tmp/ran3 "$run" --require --cores "$first" -- "$tmp/execer" $how | awk '{ print $2 }')
 		else
-			got=$(FLEXSC_RAN_FILE=$tmp/ran3 "$run" --require -- "$tmp/execer" $how thread | awk '{ print $2 }')
+			got=$(FLEXSC_RAN_FILE=$tmp/ran3 "$run" --require --cores "$first" -- "$tmp/execer" $how thread | awk '{ print $2 }')
 		fi
 		expect_cpus "a program exec'd with $how from $from" "$got"
 		[ -s "$tmp/ran3" ] || { echo "FAIL: the runtime did not run the exec'ing program ($how)"; fail=1; }
 	done
 done
+# taskset under flexsc-run: it sets its own CPUs (sched_setaffinity of
+# itself, which the runtime keeps for its uthread) and execs the command,
+# which must run on those, as on NPTL (it ran on the carrier's, or on all).
+last=$(awk '/^Cpus_allowed_list:/ { print $2 }' /proc/self/status | tr ',' '\n' | tail -n 1)
+last=${last##*-}
+if command -v taskset >/dev/null; then
+	rm -f "$tmp/ran4"
+	got=$(FLEXSC_RAN_FILE=$tmp/ran4 "$run" --require -- taskset -c "$last" grep Cpus_allowed_list /proc/self/status | awk '{ print $2 }')
+	if [ "$got" != "$last" ]; then
+		echo "FAIL: taskset -c $last under flexsc-run ran its command on CPUs '$got'"
+		fail=1
+	else
+		echo "ok: taskset -c $last under flexsc-run ran its command on CPU $got"
+	fi
+	grep -q 'taskset$' "$tmp/ran4" 2>/dev/null || { echo "FAIL: the runtime did not run taskset"; fail=1; }
+fi
 exit $fail
