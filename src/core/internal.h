@@ -211,6 +211,7 @@ int fx_os_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(v
 int fx_os_pthread_join(pthread_t t, void **ret);
 int fx_os_thread_create(pthread_t *t, void *(*fn)(void *), void *arg);
 int fx_os_thread_join(pthread_t t);
+/* whether q has something for its owner: a kick, or syscall-thread completions (src/api/wait.c) */
 bool fx_wake_pending(const struct flexsc_queue *q);
 
 /*

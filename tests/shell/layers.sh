@@ -72,7 +72,7 @@ fail=0 found=""
 # includes: a file includes headers of its layer or below
 for f in src/*/*.[chS]; do
 	lf=$(layer "$f")
-	for h in $(sed -n 's/^#include "\([a-z]*\/[^"]*\)".*/\1/p' "$f"); do
+	for h in $(sed -n 's/^#[[:space:]]*include[[:space:]]*"\([a-z]*\/[^"]*\)".*/\1/p' "$f"); do
 		[ "$(layer "src/$h")" -le "$lf" ] && continue
 		echo "FAIL: $f (layer $lf) includes $h (layer $(layer "src/$h"))"
 		fail=1

@@ -6,8 +6,9 @@
 # nothing of flexsc, cached under $FLEXSC_BUILD/threads/). Each runs once
 # plainly, which must exit 0, and then under $FLEXSC_BUILD/flexsc-run in
 # these configurations:
-#   default  (no flag)
+#   default  (no flag)                      a carrier per CPU, placed by the kernel
 #   cores0   --cores 0                      one carrier
+#   pinned   --cores 0,1                    two carriers, each pinned (2+ CPUs only)
 #   threads  --engine threads
 #   sync     --engine sync
 #   small    --entries 64                   64 syscall entries a carrier: overflow threads
@@ -68,12 +69,13 @@ declare -A flags=(
 	[order]="--order io-first,type"
 	[split]="--cores 0 --syscall-cores 1 --engine threads"
 	[auto]="--cores 0 --syscall-cores 1 --specialize auto"
+	[pinned]="--cores 0,1"
 )
 configs=(default cores0 threads sync small order)
 if [ "$(nproc)" -ge 2 ]; then
-	configs+=(split auto)
+	configs+=(split auto pinned)
 else
-	echo "note: one CPU: configurations split and auto (--syscall-cores 1) not run"
+	echo "note: one CPU: configurations split, auto and pinned (CPU 1) not run"
 fi
 if [ -n "${FLEXSC_THREADS_CONFIGS:-}" ]; then
 	read -r -a configs <<<"$FLEXSC_THREADS_CONFIGS"
