@@ -625,7 +625,9 @@ r = {"bench": "servers", "server": server, "runtime": rt, "client": client}
 r.update(json.loads(os.environ["P"]))
 r["layout"] = ("server carrier CPU 0, syscall threads/SQPOLL CPU 1, client CPU 1 (shared)"
                if rt in ("flexsc-sc1", "flexsc-remote", "flexsc-auto") else
-               "server CPUs 0-1 (one carrier each under flexsc), client CPU 1 (shared)" if rt.endswith("-2c")
+               "server CPUs 0-1 (a carrier pinned to each), client CPU 1 (shared)" if rt == "flexsc-pin-2c" else
+               "server CPUs 0-1 (two carriers placed by the kernel), client CPU 1 (shared)" if rt == "flexsc-2c" else
+               "server CPUs 0-1, client CPU 1 (shared)" if rt.endswith("-2c")
                else "server CPU 0, client CPU 1")
 r["nice"] = int(nice)
 r["entries"] = int(rt[len("flexsc-e"):]) if rt.startswith("flexsc-e") else None if rt.startswith("nptl") else 4096

@@ -44,7 +44,7 @@ STYLE = {
     "flexsc-auto": dict(color="tab:green", marker="D", label="flexsc-run --specialize auto"),
     "nptl-2c": dict(color="tab:cyan", marker="o", label="NPTL, both CPUs"),
     "flexsc-2c": dict(color="tab:pink", marker="s", label="flexsc-run, both CPUs"),
-    "flexsc-pin-2c": dict(color="tab:olive", marker="s", label="flexsc-run --cores 0,1"),
+    "flexsc-pin-2c": dict(color="tab:cyan", marker="v", label="flexsc-run --cores 0,1"),
     "flexsc-type": dict(color="tab:brown", marker="P", label="flexsc-run --order type"),
     "flexsc-io": dict(color="tab:olive", marker="X", label="flexsc-run --order io-first"),
     "flexsc-iotype": dict(color="tab:gray", marker="*", label="flexsc-run --order io-first,type"),
