@@ -33,24 +33,7 @@ soname=$(objdump -p "$dest$prefix/lib/libflexsc.so.0" | awk '/SONAME/ {print $2}
 extra=$(nm -D --defined-only "$dest$prefix/lib/libflexsc.so.0" | awk '{print $3}' | sed 's/@.*//' |
 	grep -v -E '^(flexsc_[a-z_]+|set(e|re|res)?[ug]id|setgroups|capset|prctl|syscall|setsockopt|fcntl(64)?|ioctl|close|dup[23]?|close_range|pipe2?|socket(pair)?|eventfd|epoll_create1?|signalfd|timerfd_create|memfd_create|inotify_init1?|FLEXSC_0\.1)$' || true)
 [ -z "$extra" ] || { echo "exported beyond the API: $extra"; exit 1; }
-cat >"$dest/prog.c" <<'C'
-#define _GNU_SOURCE
-#include <flexsc/flexsc.h>
-#include <stdio.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-int main(void)
-{
-	struct flexsc *fx;
-	struct flexsc_queue *q;
-	if (flexsc_register(&fx, NULL) || flexsc_queue_create(fx, &q))
-		return 1;
-	long pid = (long)flexsc_syscall(q, SYS_getpid, 0, NULL);
-	printf("%s\n", pid == getpid() ? "ok" : "wrong pid");
-	flexsc_queue_destroy(q);
-	return flexsc_exit(fx);
-}
-C
+cp "$top/tests/shell/installed_api.c" "$dest/prog.c"
 export PKG_CONFIG_PATH="$dest$prefix/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$dest"
 # shellcheck disable=SC2046
 cc "$dest/prog.c" -o "$dest/prog" $(pkg-config --cflags --libs flexsc) -Wl,-rpath,"$dest$prefix/lib" || exit 1
