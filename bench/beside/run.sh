@@ -27,7 +27,7 @@ done
 here=$(cd "$(dirname "$0")/../.." && pwd)
 [ -x "$build/flexsc-run" ] || { echo "bench/beside/run.sh: $build/flexsc-run is missing: run make first" >&2; exit 1; }
 cpus=$(awk '/^Cpus_allowed_list:/ { print $2 }' /proc/self/status)
-read -r first second < <(tr ',' '\n' <<<"$cpus" | awk -F- '{ for (c = $1; c <= ($2 == "" ? $1 : $2); c++) print c }' | head -n 2 | tr '\n' ' ')
+read -r first second _ <<<"$(tr ',' '\n' <<<"$cpus" | awk -F- '{ for (c = $1; c <= ($2 == "" ? $1 : $2); c++) print c }' | head -n 2 | tr '\n' ' ')"
 [ -n "${second:-}" ] || { echo "bench/beside/run.sh: needs 2 CPUs" >&2; exit 1; }
 tmp=$(mktemp -d /tmp/flexsc-beside.XXXXXX)
 hog=

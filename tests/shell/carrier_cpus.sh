@@ -17,8 +17,8 @@ command -v taskset >/dev/null || { echo "skip: no taskset"; exit 77; }
 cc=${CC:-cc}
 command -v "$cc" >/dev/null || { echo "skip: no C compiler ($cc)"; exit 77; }
 # the first two CPUs this process may use
-read -r a b < <(awk '/^Cpus_allowed_list:/ { print $2 }' /proc/self/status | tr ',' '\n' |
-	awk -F- '{ for (c = $1; c <= ($2 == "" ? $1 : $2); c++) print c }' | head -n 2 | tr '\n' ' ')
+read -r a b _ <<<"$(awk '/^Cpus_allowed_list:/ { print $2 }' /proc/self/status | tr ',' '\n' |
+	awk -F- '{ for (c = $1; c <= ($2 == "" ? $1 : $2); c++) print c }' | head -n 2 | tr '\n' ' ')"
 [ -n "${b:-}" ] || { echo "skip: one CPU: nothing to tell apart"; exit 77; }
 
 tmp=$(mktemp -d)
