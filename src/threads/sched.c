@@ -3,9 +3,10 @@
  * The FlexSC-Threads scheduler: carriers, run queues, blocking and waking.
  *
  * Concepts. A carrier (struct fx_carrier) is a real NPTL thread, one per
- * user core (pinned to it under --cores); %gs points at it, so any code
- * can find "its" carrier in one instruction, whatever TCB %fs holds. A uthread is a program thread
- * with its own stack and TCB (uthread.c). Each carrier has a run queue, a
+ * user core (pinned to it under --cores or --syscall-cores); %gs points at
+ * it, so any code can find "its" carrier in one instruction, whatever TCB
+ * %fs holds. A uthread is a program thread with its own stack and TCB
+ * (uthread.c). Each carrier has a run queue, a
  * private flexsc queue (syscall pages: single producer, the carrier), and
  * a scheduler context (its own stack and TCB) where it goes when nothing
  * can run.
@@ -163,6 +164,19 @@ static void kick_one_idle(struct fx_carrier *except)
 			return;
 		}
 	}
+}
+
+/* A shared carrier other than except asleep on its futex: no runnable uthread, no call in flight. */
+static struct fx_carrier *idle_carrier(struct fx_carrier *except)
+{
+	for (unsigned i = 0; i < fx_ncarriers; i++) {
+		struct fx_carrier *c = fx_carriers[i];
+		if (c && c != except && !c->own && !atomic_load_explicit(&c->handed, memory_order_relaxed) &&
+		    atomic_load_explicit(&c->sleeping, memory_order_relaxed) == FX_C_IN_FUTEX &&
+		    !atomic_load_explicit(&c->rq_len, memory_order_relaxed))
+			return c;
+	}
+	return NULL;
 }
 
 void fx_uthread_wake(struct fx_uthread *u)
@@ -631,11 +645,22 @@ void fx_yield(void)
 		fx_timers_fire(c);
 		c->in_rt = 0;
 	}
-	if (!atomic_load_explicit(&c->rq_len, memory_order_relaxed) &&
-	    !atomic_load_explicit(&c->handed, memory_order_relaxed))
-		return;
 	struct fx_uthread *self = c->current;
 	struct fx_carrier *to = owner_of(c);
+	/*
+	 * A yielder that holds others up here (queued uthreads, calls only
+	 * this carrier reaps) moves to a carrier asleep with nothing in
+	 * flight, and computes there on its own; they no longer wait for its
+	 * every next yield (a ping-pong beside a thread that computes and
+	 * yields made a round trip per two of its yields).
+	 */
+	if (!c->own && to == c && (atomic_load_explicit(&c->rq_len, memory_order_relaxed) || c->inflight)) {
+		struct fx_carrier *idle = idle_carrier(c);
+		if (idle)
+			to = idle;
+	}
+	if (to == c && !atomic_load_explicit(&c->rq_len, memory_order_relaxed))
+		return;
 	atomic_store_explicit(&self->state, FX_U_RUNNABLE, memory_order_relaxed);
 	rq_push(to, self);
 	if (fx_unlikely(to != c))
