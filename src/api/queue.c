@@ -135,6 +135,16 @@ static int64_t replace_kept(const struct flexsc_entry *e, int keep_fd, int64_t r
 	return keep_fd;
 }
 
+/* What the runtime knows of the descriptors, after e gave ret. */
+static void keep_fd_facts(const struct flexsc_entry *e, int64_t ret)
+{
+	if (changes_fds(e))
+		fx_fd_changed();
+	fx_fd_made(e->sysnum, e->args, ret);
+	if (fx_unlikely(atomic_load_explicit(&fx_fd_marks_used, memory_order_relaxed)) && ret >= 0)
+		fx_fd_track_result(e, ret);
+}
+
 /* Called by the owner when an engine reports idx finished with ret. */
 void fx_queue_complete(struct flexsc_queue *q, unsigned idx, int64_t ret)
 {
@@ -145,11 +155,7 @@ void fx_queue_complete(struct flexsc_queue *q, unsigned idx, int64_t ret)
 		ret = replace_kept(e, s->keep_fd - 1, ret);
 		s->keep_fd = 0;
 	}
-	if (changes_fds(e))
-		fx_fd_changed();
-	fx_fd_made(e->sysnum, e->args, ret);
-	if (fx_unlikely(atomic_load_explicit(&fx_fd_marks_used, memory_order_relaxed)) && ret >= 0)
-		fx_fd_track_result(e, ret);
+	keep_fd_facts(e, ret);
 	e->ret = ret;
 	/* release: the owner is the reader too, but an observer of the page must see ret before DONE */
 	__atomic_store_n(&e->status, FLEXSC_DONE, __ATOMIC_RELEASE);
@@ -399,6 +405,22 @@ FX_EXPORT int flexsc_post(struct flexsc_queue *q, long sysnum, unsigned nargs,
 	make_pending(q, idx, route);
 	flush_if_due(q);
 	return 0;
+}
+
+bool fx_queue_run_now(struct flexsc_queue *q, long nr, unsigned nargs, const uint64_t *args,
+		      int64_t *ret)
+{
+	struct flexsc_entry e = { .sysnum = (uint16_t)nr, .nargs = (uint8_t)nargs };
+
+	if (check_alive(q) || nargs > FLEXSC_MAX_ARGS || !fx_sysdesc(nr) || unpostable(nr))
+		return false;
+	memcpy(e.args, args, nargs * sizeof(*args));
+	*ret = fx_sync_run(&e);
+	keep_fd_facts(&e, *ret);
+	q->stats.posted++;
+	q->stats.completed++;
+	q->stats.by_engine[FLEXSC_ENGINE_AUTO]++;
+	return true;
 }
 
 static void chain_complete(void *q, unsigned idx, int64_t ret)

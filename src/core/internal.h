@@ -221,6 +221,14 @@ bool fx_wake_pending(const struct flexsc_queue *q);
  * For the M-on-N runtime's dynamic core specialization (src/threads/specialize.c).
  */
 void fx_queue_to_threads(struct flexsc_queue *q, bool on);
+/*
+ * Runs call nr on the owner, now, with no entry taken: what flexsc_post and
+ * flexsc_poll do for a call that runs in place, descriptor facts and
+ * counters included. False, and nothing done, for a call flexsc_post
+ * refuses (unknown, never postable) or on a queue that is gone.
+ */
+bool fx_queue_run_now(struct flexsc_queue *q, long nr, unsigned nargs, const uint64_t *args,
+		      int64_t *ret);
 
 /* the owner's side of completion (src/api/queue.c) */
 int fx_call_index(const struct flexsc_queue *q, flexsc_call_t call, unsigned *idx);

@@ -590,8 +590,8 @@ void fx_interrupt_call(struct fx_uthread *u)
 {
 	struct fx_carrier *h = u->home;
 
-	/* its call runs on its own carrier now (the synchronous engine): interrupt that carrier */
-	if (fx_rt_inline && h && atomic_load(&h->in_call) == u) {
+	/* its call runs on its own carrier now (the synchronous engine, a uthread alone): interrupt that carrier */
+	if (h && atomic_load(&h->in_call) == u) {
 		atomic_store(&h->call_intr, u); /* the monitor asks again, should this signal be lost */
 		if (h != fx_carrier_self())
 			fx_raw_syscall6(SYS_tgkill, getpid(), h->tid, FX_SIG_INTERRUPT, 0, 0, 0);
@@ -1013,6 +1013,24 @@ void fx_uthread_start(struct fx_uthread *u)
  * a direct system call anywhere else (a thread that is not a carrier, the
  * runtime itself, a signal handler).
  */
+/*
+ * The process's only uthread, with nothing of its carrier's in flight, on
+ * the default engine: no other uthread could run while its call waits, so
+ * a call sent away overlaps with nothing and costs the carrier a sleep and
+ * a wake-up (nginx's workers, one thread each, ran at a quarter of their
+ * NPTL speed). Its calls run on it, at once, as under the synchronous
+ * engine, and are interrupted the same way (in_call). Not when the user
+ * chose where calls run (--engine, --syscall-cores): docs/threads.md,
+ * "A thread alone".
+ */
+static bool alone_here;
+
+static bool alone(const struct fx_carrier *c)
+{
+	return alone_here && !c->inflight &&
+	       atomic_load_explicit(&fx_rt_live_uthreads, memory_order_relaxed) == 1;
+}
+
 long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 {
 	struct fx_carrier *c = fx_carrier_self();
@@ -1029,8 +1047,10 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 
 	self->handled = 0;
 	for (;;) {
+		bool inl = fx_rt_inline || alone(c);
+
 		c->in_rt = 1;
-		if (fx_rt_inline) {
+		if (inl) {
 			/*
 			 * The call runs here, now, with this uthread on the CPU (its
 			 * batch is its own call). seq_cst store of in_call, then the
@@ -1045,6 +1065,11 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 				r = -EINTR;
 				goto ran_here;
 			}
+			if (!fx_rt_inline && fx_queue_run_now(c->q, nr, nargs, args, &r)) {
+				c->syscalls++;
+				c->by_nr[nr & 511]++;
+				goto ran_here;
+			}
 		}
 		int err = flexsc_post(c->q, nr, nargs, args, self, &call);
 		if (err == -EAGAIN) {
@@ -1057,7 +1082,7 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 			specialize_tick(c); /* a saturated carrier may never go idle */
 		if (err == -EAGAIN) {
 			/* every entry holds a blocked call: this one must not block the carrier */
-			if (fx_rt_inline)
+			if (inl)
 				atomic_store(&c->in_call, NULL); /* it waits on the overflow thread, not here */
 			atomic_store(&self->state, FX_U_OVERFLOW); /* seq_cst: see the check below */
 			fx_identity_read(&caller);
@@ -1070,7 +1095,7 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 			if (flexsc_poll(c->q, call, &r) == 0) {
 				/* a call that had to run here, at once */
 ran_here:
-				if (fx_rt_inline) {
+				if (inl) {
 					/*
 					 * seq_cst, then the load of sigpending below: a sender
 					 * that still saw in_call sent only an interrupt, so the
@@ -1084,7 +1109,7 @@ ran_here:
 				if (fx_unlikely(atomic_load_explicit(&self->sigpending, memory_order_relaxed)))
 					fx_raise_pending();
 				/* cut short by the runtime's interrupt, or a handler: as below */
-				if (!fx_rt_inline || r != -EINTR || fx_cancel_pending(self)) {
+				if (!inl || r != -EINTR || fx_cancel_pending(self)) {
 					/*
 					 * A call run here is a switch point, as a posted one is:
 					 * the uthreads queued on this carrier, and the sleepers
@@ -1093,7 +1118,7 @@ ran_here:
 					 * ping-pong) keeps its carrier for ever, its heartbeat
 					 * moving, so the monitor never hands the core over.
 					 */
-					if (fx_rt_inline)
+					if (inl)
 						fx_yield();
 					return r;
 				}
@@ -1102,7 +1127,7 @@ ran_here:
 				c = fx_carrier_self(); /* a handler may have blocked, and moved it */
 				continue;
 			}
-			if (fx_rt_inline)
+			if (inl)
 				atomic_store(&c->in_call, NULL); /* seq_cst: the state's check below covers it */
 			c->inflight++;
 			self->pending_call = call;
@@ -1110,7 +1135,7 @@ ran_here:
 		}
 		c->in_rt = 0;
 		if (err) {
-			if (fx_rt_inline) {
+			if (inl) {
 				atomic_store(&c->in_call, NULL); /* seq_cst, then the look at what a sender left */
 				if (atomic_load_explicit(&self->sigpending, memory_order_relaxed))
 					fx_raise_pending();
@@ -1671,6 +1696,7 @@ bool fx_rt_inline;
 static void calls_inline(void)
 {
 	fx_rt_inline = flexsc_engine_in_use(fx_rt_instance) == FLEXSC_ENGINE_SYNC;
+	alone_here = !fx_rt_inline && rt_cfg.engine == FLEXSC_ENGINE_AUTO && !rt_cfg.nr_syscall_cpus;
 	if (fx_rt_inline) {
 		fx_rt_instance->cfg.batch_threshold = 1;
 		/*

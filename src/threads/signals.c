@@ -402,7 +402,7 @@ static void wake_for(struct fx_uthread *u, int sig)
 	int state = atomic_load(&u->state);
 	struct fx_carrier *c = u->home;
 
-	if (state == FX_U_RUNNING && c && fx_rt_inline && atomic_load(&c->in_call) == u)
+	if (state == FX_U_RUNNING && c && atomic_load(&c->in_call) == u)
 		fx_interrupt_call(u); /* in a call it runs itself: raised when the call is back */
 	else if (state == FX_U_RUNNING && c)
 		/* raised by the poke's handler if u still runs there, else when it next runs */
