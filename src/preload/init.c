@@ -151,6 +151,11 @@ __attribute__((destructor)) static void preload_stats(void)
 		(unsigned long long)syscalls, (unsigned long long)switches,
 		(unsigned long long)sleeps, (unsigned long long)steals, (unsigned long long)overflowed);
 	fx_tcache_report();
+	uint64_t changes;
+	unsigned in_use = fx_rt_in_use(&changes);
+	if (changes)
+		fprintf(stderr, "flexsc-run: carriers taking work: %u of %u at exit, the number changed %llu times\n",
+			in_use, fx_ncores, (unsigned long long)changes);
 	if (fx_preempt_count())
 		fprintf(stderr, "flexsc-run: %llu times a thread that computed gave way to others waiting "
 				"(time-slicing)\n",

@@ -232,6 +232,8 @@ struct fx_carrier {
 	uint64_t mon_cpu_ns, mon_look_ns; /* the monitor's: its thread's CPU time, and when, at the last stale look; 0: none */
 	uint64_t mon_poke_ns, mon_poke_gap;
 	bool mon_preempted;         /* the monitor's: it asked the running uthread to give way at its last look */
+	uint64_t bal_cpu_ns, bal_look_ns; /* the monitor's: its thread's CPU time, and when, at the last look (balance) */
+	_Atomic bool shed;          /* set by the monitor: give the next runnable uthread to a sleeping carrier */
 
 	/* counters for --stats */
 	uint64_t switches, syscalls, idle_sleeps, steals, overflowed, handoffs;
@@ -369,6 +371,8 @@ bool fx_rt_required(void);
 int fx_rt_after_fork_child(void);
 /* The monitor has started (the program's first pthread_create) and not been lost to a fork. */
 bool fx_rt_monitor_runs(void);
+/* The cores whose carriers take work now (sched.c, "carriers follow demand"); *changes: how often it changed */
+unsigned fx_rt_in_use(uint64_t *changes);
 /* Cores handed from a carrier blocked in the kernel to a spare, since start (the monitor, sched.c) */
 uint64_t fx_rt_handoffs(void);
 void fx_rt_start_carriers(void);

@@ -107,6 +107,32 @@ static inline struct fx_carrier *owner_of(struct fx_carrier *c)
 	return c;
 }
 
+/*
+ * Carriers follow demand (docs/threads.md, "How many carriers take work"):
+ * with the carriers placed by the kernel, only the cores (slots) below
+ * `in_use` take uthreads, wake-ups, completions and steals; the monitor moves it
+ * between 1 and fx_ncores by the CPU time the process gets (monitor_tick).
+ * A carrier of a slot out of use runs what it already has, then sleeps.
+ * With the user's --cores (pinned) every slot is in use, always.
+ */
+static _Atomic unsigned in_use = FLEXSC_MAX_CPUS;
+
+static inline bool slot_in_use(const struct fx_carrier *c)
+{
+	return (unsigned)c->slot < atomic_load_explicit(&in_use, memory_order_relaxed);
+}
+
+/* Where work for c goes when c's slot is out of use: self's carrier if its slot is in use, else slot 0's. */
+static struct fx_carrier *in_use_for(struct fx_carrier *c, struct fx_carrier *self)
+{
+	if (fx_likely(slot_in_use(c)))
+		return c;
+	if (self && !self->own && slot_in_use(self))
+		return owner_of(self);
+	struct fx_carrier *o = atomic_load_explicit(&slot_owner[0], memory_order_acquire);
+	return o ? o : c;
+}
+
 static void rq_push(struct fx_carrier *c, struct fx_uthread *u)
 {
 	u->next = NULL;
@@ -159,7 +185,7 @@ static void kick_one_idle(struct fx_carrier *except)
 	for (unsigned i = 0; i < fx_ncarriers; i++) {
 		struct fx_carrier *c = fx_carriers[i];
 		if (c && c != except && !atomic_load_explicit(&c->handed, memory_order_relaxed) &&
-		    atomic_load_explicit(&c->sleeping, memory_order_relaxed)) {
+		    slot_in_use(c) && atomic_load_explicit(&c->sleeping, memory_order_relaxed)) {
 			kick(c);
 			return;
 		}
@@ -172,7 +198,7 @@ static struct fx_carrier *idle_carrier(struct fx_carrier *except)
 	for (unsigned i = 0; i < fx_ncarriers; i++) {
 		struct fx_carrier *c = fx_carriers[i];
 		if (c && c != except && !c->own && !atomic_load_explicit(&c->handed, memory_order_relaxed) &&
-		    atomic_load_explicit(&c->sleeping, memory_order_relaxed) == FX_C_IN_FUTEX &&
+		    slot_in_use(c) && atomic_load_explicit(&c->sleeping, memory_order_relaxed) == FX_C_IN_FUTEX &&
 		    !atomic_load_explicit(&c->rq_len, memory_order_relaxed))
 			return c;
 	}
@@ -184,6 +210,8 @@ void fx_uthread_wake(struct fx_uthread *u)
 	struct fx_carrier *self = fx_carrier_self();
 	struct fx_carrier *c = owner_of(u->home ? u->home : self ? self : fx_carriers[0]);
 
+	if (!c->own)
+		c = in_use_for(c, self);
 	atomic_store_explicit(&u->state, FX_U_RUNNABLE, memory_order_relaxed);
 	rq_push(c, u);
 	if (c != self)
@@ -203,6 +231,9 @@ static void reap(struct fx_carrier *c)
 	struct fx_carrier *to = owner_of(c);
 	int n;
 
+	if (!c->own)
+		to = in_use_for(to, NULL);
+
 	while (c->inflight && (n = flexsc_reap(c->q, done, 64)) > 0) {
 		for (int i = 0; i < n; i++) {
 			struct fx_uthread *u = done[i].cookie;
@@ -220,6 +251,14 @@ static void reap(struct fx_carrier *c)
 				kick(to);
 		}
 	}
+	/*
+	 * More runnable here than the next to run: a sleeping carrier comes
+	 * to steal, as for a wake (fx_uthread_wake). Else two threads that
+	 * compute between calls stayed on one carrier, taking turns, with
+	 * the other CPU idle.
+	 */
+	if (atomic_load_explicit(&to->rq_len, memory_order_relaxed) > 1)
+		kick_one_idle(to);
 }
 
 /* Moves every uthread on from's run queue to to's (from's core was handed to to). */
@@ -250,7 +289,16 @@ static struct fx_uthread *steal(struct fx_carrier *self)
 
 		if (c && c->timers)
 			fx_timers_fire(c);
-		if (c && atomic_load_explicit(&c->rq_len, memory_order_relaxed) && (u = rq_pop(c))) {
+		/*
+		 * A carrier of a slot out of use fires the timers, takes nobody.
+		 * Nor from a carrier kicked and on its way (kick): it runs its
+		 * queue itself, and a uthread just handed to it (pick_next's
+		 * balance) would come straight back.
+		 */
+		if (c && atomic_load_explicit(&c->rq_len, memory_order_relaxed) && slot_in_use(self) &&
+		    !(atomic_load_explicit(&c->sleeping, memory_order_relaxed) == FX_C_IN_FUTEX &&
+		      atomic_load_explicit(&c->idle_word, memory_order_relaxed)) &&
+		    (u = rq_pop(c))) {
 			self->steals++;
 			return u;
 		}
@@ -325,6 +373,16 @@ static struct fx_uthread *pick_next(struct fx_carrier *c)
 		/* its core is another carrier's: it runs nothing more */
 		forward_rq(c, owner_of(c));
 		return NULL;
+	}
+	if (fx_unlikely(atomic_load_explicit(&c->shed, memory_order_relaxed))) {
+		/* the monitor saw it compute throughout with more waiting (balance_look) */
+		struct fx_carrier *idle = idle_carrier(c);
+		struct fx_uthread *u;
+		atomic_store_explicit(&c->shed, false, memory_order_relaxed);
+		if (idle && (u = rq_pop(c))) {
+			rq_push(idle, u);
+			kick(idle);
+		}
 	}
 	return rq_pop(c);
 }
@@ -999,7 +1057,7 @@ void fx_uthread_start(struct fx_uthread *u)
 	atomic_fetch_add(&fx_rt_live_uthreads, 1);
 	for (unsigned i = 0; i < fx_ncarriers; i++) {
 		struct fx_carrier *c = fx_carriers[i];
-		if (c && !atomic_load_explicit(&c->handed, memory_order_relaxed) &&
+		if (c && !atomic_load_explicit(&c->handed, memory_order_relaxed) && slot_in_use(c) &&
 		    (!best || atomic_load(&c->rq_len) < atomic_load(&best->rq_len)))
 			best = c;
 	}
@@ -1512,6 +1570,91 @@ static void preempt(struct fx_carrier *c, uint64_t switches)
 	fx_preempt_request(c, switches);
 }
 
+/*
+ * How many slots are in use (in_use), from the CPU time the whole process
+ * got over the last window of at least FX_USE_WINDOW_NS: one more when the
+ * carriers in use were busy nearly all of it (within 0.2 CPU), one fewer
+ * when one and a half went unused. Apache's children,
+ * each far below one CPU, so keep one carrier each: a second one only
+ * split their batches and added wake-ups.
+ */
+#define FX_USE_WINDOW_NS 20000000ull
+static bool in_use_adapts;
+static _Atomic uint64_t in_use_changes;
+static uint64_t use_t0, use_cpu0; /* the window's start: monotonic time, the process's CPU time */
+
+static void set_in_use(unsigned n)
+{
+	atomic_store_explicit(&in_use, n, memory_order_relaxed);
+	atomic_fetch_add_explicit(&in_use_changes, 1, memory_order_relaxed);
+}
+
+static void adapt_in_use(uint64_t now)
+{
+	struct timespec ts;
+
+	if (!in_use_adapts || now - use_t0 < FX_USE_WINDOW_NS ||
+	    fx_raw_syscall6(SYS_clock_gettime, CLOCK_PROCESS_CPUTIME_ID, (long)&ts, 0, 0, 0, 0))
+		return;
+	uint64_t cpu = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	double used = (double)(cpu - use_cpu0) / (double)(now - use_t0);
+	bool first = !use_t0;
+	use_t0 = now;
+	use_cpu0 = cpu;
+	if (first)
+		return;
+	unsigned n = atomic_load_explicit(&in_use, memory_order_relaxed);
+	if (used >= n - 0.2 && n < fx_ncores)
+		set_in_use(n + 1);
+	else if (n > 1 && used < n - 1.5)
+		set_in_use(n - 1);
+}
+
+/* Starts the adaptation with one slot in use, when the carriers are the kernel's to place. */
+static void in_use_start(void)
+{
+	in_use_adapts = !carriers_pinned && fx_ncores > 1 && !fx_rt_inline;
+	atomic_store(&in_use, in_use_adapts ? 1u : (unsigned)FLEXSC_MAX_CPUS);
+	use_t0 = use_cpu0 = 0;
+}
+
+unsigned fx_rt_in_use(uint64_t *changes)
+{
+	*changes = atomic_load(&in_use_changes);
+	unsigned n = atomic_load(&in_use);
+	return n < fx_ncores ? n : fx_ncores;
+}
+
+/*
+ * Balance. A carrier that computed through the whole gap since the last
+ * look (nine tenths of it), with more work waiting (queued uthreads, calls
+ * in flight), while another carrier taking work sleeps with nothing: at
+ * its next switch it gives its next runnable uthread to that one
+ * (pick_next). Else two threads that compute between calls take turns on
+ * one carrier (each call's completion waits for the other's next call, a
+ * single runnable uthread at every switch: nothing to steal) and the other
+ * CPU idles.
+ */
+static void balance_look(struct fx_carrier *c, uint64_t now)
+{
+	struct timespec ts;
+	int clk = (int)(~(unsigned)c->tid << 3) | 4 | 2; /* the thread's CPU clock, as in computing() */
+
+	if (!c->tid || c->own || atomic_load_explicit(&c->handed, memory_order_relaxed) ||
+	    fx_raw_syscall6(SYS_clock_gettime, clk, (long)&ts, 0, 0, 0, 0)) {
+		c->bal_look_ns = 0;
+		return;
+	}
+	uint64_t cpu = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	bool busy = c->bal_look_ns && (cpu - c->bal_cpu_ns) * 10 >= (now - c->bal_look_ns) * 9;
+	c->bal_cpu_ns = cpu;
+	c->bal_look_ns = now;
+	if (busy && slot_in_use(c) &&
+	    (atomic_load_explicit(&c->rq_len, memory_order_relaxed) || __atomic_load_n(&c->inflight, __ATOMIC_RELAXED)) &&
+	    idle_carrier(c))
+		atomic_store_explicit(&c->shed, true, memory_order_relaxed);
+}
+
 /* One look at every carrier; true if a core was handed over. */
 static bool monitor_tick(void)
 {
@@ -1519,11 +1662,17 @@ static bool monitor_tick(void)
 	uint64_t now = fx_now_ns();
 	bool acted = false;
 
+	adapt_in_use(now);
+	/* two carriers taking work at least, shared ones */
+	bool balances = fx_ncores > 1 && atomic_load_explicit(&in_use, memory_order_relaxed) > 1;
+
 	fx_sig_retry();
 	for (unsigned i = 0; i < n; i++) {
 		struct fx_carrier *c = fx_carriers[i];
 		if (!c)
 			continue;
+		if (balances)
+			balance_look(c, now);
 		uint64_t switches = __atomic_load_n(&c->switches, __ATOMIC_RELAXED);
 		uint64_t beat = switches + __atomic_load_n(&c->syscalls, __ATOMIC_RELAXED);
 		bool stale = beat == c->mon_beat;
@@ -1731,8 +1880,10 @@ int fx_rt_after_fork_child(void)
 		flexsc_forget(bound_instance); /* its carriers are gone */
 	bound_instance = NULL;
 	int err = flexsc_register(&fx_rt_instance, &rt_cfg);
-	if (!err)
+	if (!err) {
 		calls_inline();
+		in_use_start(); /* the monitor is gone with the parent's threads: from one slot again */
+	}
 	atomic_store(&c->in_call, NULL);
 	atomic_store(&c->call_intr, NULL);
 	c->q = NULL;
@@ -2043,6 +2194,7 @@ int fx_rt_start(void)
 	if (err)
 		return err;
 	calls_inline();
+	in_use_start();
 	fx_spares_max = fx_rt_inline ? FX_SPARES_MAX_SYNC : FX_SPARES_MAX;
 	fx_carriers = calloc(fx_ncarriers + fx_spares_max, sizeof(*fx_carriers));
 	if (!fx_carriers)
