@@ -49,17 +49,7 @@ fail=0
 routes() {
 	local what=$1 want=$2 arg=$3
 	shift 4
-	rm -f "$tmp/ran"
-	if ! FLEXSC_RAN_FILE=$tmp/ran timeout 60 "$run" --require --stats "$@" -- "$tmp/prog" $arg 2>"$tmp/err"; then
-		echo "FAIL: $what: the program failed: $(head -3 "$tmp/err")"
-		fail=1
-		return
-	fi
-	if ! grep -q " $tmp/prog\$" "$tmp/ran" 2>/dev/null; then
-		echo "FAIL: $what: the runtime did not run (no FLEXSC_RAN_FILE line)"
-		fail=1
-		return
-	fi
+	stats_run "$what" "$@" -- "$tmp/prog" $arg || { fail=1; return; }
 	# sums over carriers: "... by engine: local L uring U threads T sync S; ..."
 	read -r local away <<<"$(sed -n 's/.*by engine: local \([0-9]*\) uring \([0-9]*\) threads \([0-9]*\) sync \([0-9]*\);.*/\1 \2 \3/p' "$tmp/err" |
 		awk '{ l += $1; a += $2 + $3 } END { print l + 0, a + 0 }')"

@@ -69,17 +69,7 @@ fail=0
 in_use() {
 	local what=$1 arg=$2 want_calls=$3 want_changes=$4
 	shift 5
-	rm -f "$tmp/ran"
-	if ! FLEXSC_RAN_FILE=$tmp/ran timeout 60 "$run" --require --stats "$@" -- "$tmp/prog" "$arg" 2>"$tmp/err"; then
-		echo "FAIL: $what: the program failed: $(head -3 "$tmp/err")"
-		fail=1
-		return
-	fi
-	if ! grep -q " $tmp/prog\$" "$tmp/ran" 2>/dev/null; then
-		echo "FAIL: $what: the runtime did not run (no FLEXSC_RAN_FILE line)"
-		fail=1
-		return
-	fi
+	stats_run "$what" "$@" -- "$tmp/prog" "$arg" || { fail=1; return; }
 	local calls changes got_calls=none got_changes=none
 	calls=$(sed -n 's/.*carrier 1: .*by engine: local \([0-9]*\) uring \([0-9]*\) threads \([0-9]*\) sync \([0-9]*\);.*/\1 \2 \3 \4/p' "$tmp/err" |
 		awk '{ print $1 + $2 + $3 + $4 }')
