@@ -160,21 +160,32 @@ static int validate(struct flexsc_queue *q, const flexsc_call_t *calls, unsigned
 	return 0;
 }
 
+/*
+ * What both waits do first: the entries calls name, in *ip (the caller's
+ * idx, or allocated when n is larger: the caller frees *ip when it is not
+ * idx), validated (distinct: no call twice), and the deadline.
+ */
+static int wait_begin(struct flexsc_queue *q, const flexsc_call_t *calls, unsigned n, bool distinct,
+		      const struct timespec *timeout, unsigned idx[64], unsigned **ip, uint64_t *deadline)
+{
+	*ip = idx;
+	if (q && n > 64) {
+		unsigned *big = malloc(n * sizeof(*big));
+		if (!big)
+			return -ENOMEM;
+		*ip = big;
+	}
+	int err = validate(q, calls, n, *ip, distinct);
+	return err ? err : deadline_of(timeout, deadline);
+}
+
 FX_EXPORT int flexsc_wait_any(struct flexsc_queue *q, const flexsc_call_t *calls, unsigned n,
 			      unsigned *index, int64_t *ret, const struct timespec *timeout)
 {
-	unsigned idx[64], *ip = idx;
+	unsigned idx[64], *ip;
 	uint64_t deadline;
-	int err;
+	int err = wait_begin(q, calls, n, false, timeout, idx, &ip, &deadline);
 
-	if (q && n > 64) {
-		ip = malloc(n * sizeof(*ip));
-		if (!ip)
-			return -ENOMEM;
-	}
-	err = validate(q, calls, n, ip, false);
-	if (!err)
-		err = deadline_of(timeout, &deadline);
 	while (!err) {
 		for (unsigned i = 0; i < n; i++) {
 			if (done(q, ip[i])) {
@@ -201,18 +212,10 @@ FX_EXPORT int flexsc_wait_one(struct flexsc_queue *q, flexsc_call_t call, int64_
 FX_EXPORT int flexsc_wait_all(struct flexsc_queue *q, const flexsc_call_t *calls, unsigned n,
 			      int64_t *rets, const struct timespec *timeout)
 {
-	unsigned idx[64], *ip = idx, next = 0;
+	unsigned idx[64], *ip, next = 0;
 	uint64_t deadline;
-	int err;
+	int err = wait_begin(q, calls, n, true, timeout, idx, &ip, &deadline);
 
-	if (q && n > 64) {
-		ip = malloc(n * sizeof(*ip));
-		if (!ip)
-			return -ENOMEM;
-	}
-	err = validate(q, calls, n, ip, true);
-	if (!err)
-		err = deadline_of(timeout, &deadline);
 	while (!err && next < n) {
 		if (done(q, ip[next]))
 			next++;
