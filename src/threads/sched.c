@@ -1067,11 +1067,6 @@ void fx_uthread_start(struct fx_uthread *u)
 }
 
 /*
- * Exception-less execution of one system call for the calling uthread;
- * a direct system call anywhere else (a thread that is not a carrier, the
- * runtime itself, a signal handler).
- */
-/*
  * The process's only uthread, with nothing of its carrier's in flight, on
  * the default engine: no other uthread could run while its call waits, so
  * a call sent away overlaps with nothing and costs the carrier a sleep and
@@ -1089,6 +1084,11 @@ static bool alone(const struct fx_carrier *c)
 	       atomic_load_explicit(&fx_rt_live_uthreads, memory_order_relaxed) == 1;
 }
 
+/*
+ * Exception-less execution of one system call for the calling uthread;
+ * a direct system call anywhere else (a thread that is not a carrier, the
+ * runtime itself, a signal handler).
+ */
 long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 {
 	struct fx_carrier *c = fx_carrier_self();
@@ -1574,9 +1574,9 @@ static void preempt(struct fx_carrier *c, uint64_t switches)
  * How many slots are in use (in_use), from the CPU time the whole process
  * got over the last window of at least FX_USE_WINDOW_NS: one more when the
  * carriers in use were busy nearly all of it (within 0.2 CPU), one fewer
- * when one and a half went unused. Apache's children,
- * each far below one CPU, so keep one carrier each: a second one only
- * split their batches and added wake-ups.
+ * when one and a half CPUs' worth went unused. So each of Apache's
+ * children, far below one CPU, keeps one carrier: a second one only split
+ * its batches and added wake-ups.
  */
 #define FX_USE_WINDOW_NS 20000000ull
 static bool in_use_adapts;
