@@ -1448,6 +1448,23 @@ static char kernel_state(int tid)
 	return p && p[1] == ' ' ? p[2] : 0;
 }
 
+/* The thread's CPU clock of c, as glibc's pthread_getcpuclockid makes it: per thread, scheduler time. */
+static int carrier_clock(const struct fx_carrier *c)
+{
+	return (int)(~(unsigned)c->tid << 3) | 4 | 2;
+}
+
+/* *ns: CPU clock clk (a thread's or the process's) now; false if it cannot be read. */
+static bool cpu_clock_ns(int clk, uint64_t *ns)
+{
+	struct timespec ts;
+
+	if (fx_raw_syscall6(SYS_clock_gettime, clk, (long)&ts, 0, 0, 0, 0))
+		return false;
+	*ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return true;
+}
+
 /*
  * Whether the stale carrier c has been computing since the monitor's last
  * look at it: its thread ran for at least an eighth of the time between
@@ -1463,15 +1480,12 @@ static char kernel_state(int tid)
  */
 static bool computing(struct fx_carrier *c, uint64_t now)
 {
-	struct timespec ts;
-	/* the thread's CPU clock, as glibc's pthread_getcpuclockid makes it: per thread, scheduler time */
-	int clk = (int)(~(unsigned)c->tid << 3) | 4 | 2;
+	uint64_t cpu;
 
-	if (fx_raw_syscall6(SYS_clock_gettime, clk, (long)&ts, 0, 0, 0, 0)) {
+	if (!cpu_clock_ns(carrier_clock(c), &cpu)) {
 		c->mon_look_ns = 0;
 		return false;
 	}
-	uint64_t cpu = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	bool ran = c->mon_look_ns && (cpu - c->mon_cpu_ns) * 8 >= now - c->mon_look_ns;
 	c->mon_cpu_ns = cpu;
 	c->mon_look_ns = now;
@@ -1591,12 +1605,10 @@ static void set_in_use(unsigned n)
 
 static void adapt_in_use(uint64_t now)
 {
-	struct timespec ts;
+	uint64_t cpu;
 
-	if (!in_use_adapts || now - use_t0 < FX_USE_WINDOW_NS ||
-	    fx_raw_syscall6(SYS_clock_gettime, CLOCK_PROCESS_CPUTIME_ID, (long)&ts, 0, 0, 0, 0))
+	if (!in_use_adapts || now - use_t0 < FX_USE_WINDOW_NS || !cpu_clock_ns(CLOCK_PROCESS_CPUTIME_ID, &cpu))
 		return;
-	uint64_t cpu = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	double used = (double)(cpu - use_cpu0) / (double)(now - use_t0);
 	bool first = !use_t0;
 	use_t0 = now;
@@ -1637,15 +1649,13 @@ unsigned fx_rt_in_use(uint64_t *changes)
  */
 static void balance_look(struct fx_carrier *c, uint64_t now)
 {
-	struct timespec ts;
-	int clk = (int)(~(unsigned)c->tid << 3) | 4 | 2; /* the thread's CPU clock, as in computing() */
+	uint64_t cpu;
 
 	if (!c->tid || c->own || atomic_load_explicit(&c->handed, memory_order_relaxed) ||
-	    fx_raw_syscall6(SYS_clock_gettime, clk, (long)&ts, 0, 0, 0, 0)) {
+	    !cpu_clock_ns(carrier_clock(c), &cpu)) {
 		c->bal_look_ns = 0;
 		return;
 	}
-	uint64_t cpu = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	bool busy = c->bal_look_ns && (cpu - c->bal_cpu_ns) * 10 >= (now - c->bal_look_ns) * 9;
 	c->bal_cpu_ns = cpu;
 	c->bal_look_ns = now;
