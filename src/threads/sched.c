@@ -253,9 +253,9 @@ static void reap(struct fx_carrier *c)
 	}
 	/*
 	 * More runnable here than the next to run: a sleeping carrier comes
-	 * to steal, as for a wake (fx_uthread_wake). Else two threads that
-	 * compute between calls stayed on one carrier, taking turns, with
-	 * the other CPU idle.
+	 * to steal, as for a wake (fx_uthread_wake). (Two threads that
+	 * compute between calls leave one runnable at a time here; the
+	 * monitor's balance moves them, not this.)
 	 */
 	if (atomic_load_explicit(&to->rq_len, memory_order_relaxed) > 1)
 		kick_one_idle(to);
