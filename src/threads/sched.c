@@ -122,10 +122,13 @@ static inline bool slot_in_use(const struct fx_carrier *c)
 	return (unsigned)c->slot < atomic_load_explicit(&in_use, memory_order_relaxed);
 }
 
-/* Where work for c goes when c's slot is out of use: self's carrier if its slot is in use, else slot 0's. */
+/*
+ * Where work for c goes: c, unless c's slot is out of use; then self's
+ * carrier if its slot is in use, else slot 0's. An exclusive carrier keeps its own.
+ */
 static struct fx_carrier *in_use_for(struct fx_carrier *c, struct fx_carrier *self)
 {
-	if (fx_likely(slot_in_use(c)))
+	if (fx_likely(slot_in_use(c)) || c->own)
 		return c;
 	if (self && !self->own && slot_in_use(self))
 		return owner_of(self);
@@ -210,8 +213,7 @@ void fx_uthread_wake(struct fx_uthread *u)
 	struct fx_carrier *self = fx_carrier_self();
 	struct fx_carrier *c = owner_of(u->home ? u->home : self ? self : fx_carriers[0]);
 
-	if (!c->own)
-		c = in_use_for(c, self);
+	c = in_use_for(c, self);
 	atomic_store_explicit(&u->state, FX_U_RUNNABLE, memory_order_relaxed);
 	rq_push(c, u);
 	if (c != self)
@@ -228,11 +230,8 @@ static void serve_cancels(struct fx_carrier *c);
 static void reap(struct fx_carrier *c)
 {
 	struct flexsc_completion done[64];
-	struct fx_carrier *to = owner_of(c);
+	struct fx_carrier *to = in_use_for(owner_of(c), NULL);
 	int n;
-
-	if (!c->own)
-		to = in_use_for(to, NULL);
 
 	while (c->inflight && (n = flexsc_reap(c->q, done, 64)) > 0) {
 		for (int i = 0; i < n; i++) {
