@@ -101,8 +101,10 @@ bool fx_identity_same(const struct fx_identity *a, const struct fx_identity *b)
  * fs context of the thread that made it (the process's, unless that one
  * had left them), so that "does this task still share them" has a task to
  * ask kcmp about. Each ring holds it from its creation to its end; the
- * thread exits when the last lets go (a library user's flexsc_exit leaves
- * no thread behind) and is made again by the next. It waits with the
+ * thread exits when the last lets go, which waits for it to end (a library
+ * user's flexsc_exit leaves no thread behind: a fork, or an unshare that
+ * needs one thread, right after it finds the process as it was) and is made
+ * again by the next. It waits with the
  * application's signals blocked. A fork child makes its own: a ring from
  * before the fork names the parent's, which its put leaves alone.
  */
@@ -110,6 +112,7 @@ struct anchor {
 	_Atomic uint32_t run;     /* 1 while held: the thread waits on it */
 	_Atomic uint32_t started; /* its maker waits on it for the tid */
 	int tid;
+	pthread_t thread; /* joined by the last put */
 };
 
 static pthread_mutex_t anchor_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -129,7 +132,6 @@ static void *anchor_main(void *arg)
 	fx_futex_wake(&a->started, 1);
 	while (atomic_load(&a->run))
 		fx_futex_wait(&a->run, 1, NULL);
-	free(a);
 	return NULL;
 }
 
@@ -149,11 +151,9 @@ int fx_context_anchor_get(void)
 		atfork = true;
 	if (!anchor) {
 		struct anchor *a = calloc(1, sizeof(*a));
-		pthread_t t;
 		if (a) {
 			atomic_store(&a->run, 1);
-			if (fx_os_thread_create(&t, anchor_main, a) == 0) {
-				pthread_detach(t);
+			if (fx_os_thread_create(&a->thread, anchor_main, a) == 0) {
 				while (!atomic_load(&a->started))
 					fx_futex_wait(&a->started, 0, NULL);
 				anchor = a;
@@ -172,13 +172,20 @@ int fx_context_anchor_get(void)
 
 void fx_context_anchor_put(int tid)
 {
+	struct anchor *done = NULL;
+
 	pthread_mutex_lock(&anchor_lock);
 	if (anchor && anchor->tid == tid && --anchor_refs == 0) {
-		atomic_store(&anchor->run, 0);
-		fx_futex_wake(&anchor->run, 1); /* it frees it */
+		done = anchor;
 		anchor = NULL;
 	}
 	pthread_mutex_unlock(&anchor_lock);
+	if (done) {
+		atomic_store(&done->run, 0);
+		fx_futex_wake(&done->run, 1);
+		fx_os_thread_join(done->thread);
+		free(done);
+	}
 }
 
 bool fx_shares_context(int tid)
