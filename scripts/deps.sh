@@ -15,7 +15,7 @@ set -eu
 
 declare -A group=(
 	[build]="gcc make libc6-dev liburing-dev pkg-config"
-	[test]="clang libclang-rt-14-dev procps pigz stress-ng gdb"
+	[test]="clang libclang-rt-14-dev procps pigz stress-ng gdb valgrind"
 	[bench]="python3 python3-matplotlib valgrind wrk iproute2"
 	[deb]="build-essential dpkg-dev debhelper lintian debootstrap"
 	[programs]="xz-utils zstd sqlite3 python3 git make coreutils memcached libmemcached-tools redis-server redis-tools"

@@ -265,6 +265,14 @@ int fx_real_sigaction(int sig, const struct sigaction *act, struct sigaction *ol
  */
 extern __thread int fx_tcb_ours __attribute__((tls_model("initial-exec")));
 
+/*
+ * Whether user code may read the GS base (FSGSBASE: the CPU has it and the
+ * kernel, 5.9 or later, enabled it), set by fx_rt_start before any carrier
+ * exists. Without it rdgsbase raises SIGILL; the runtime does not start,
+ * the program runs on plain NPTL, and no thread is a carrier.
+ */
+extern bool fx_rt_gs_readable;
+
 /* Around the runtime's own handler code that may raise signals (raw_handler above). */
 static inline void fx_raw_enter(struct fx_carrier *c)
 {
@@ -297,6 +305,8 @@ static inline struct fx_carrier *fx_carrier_self(void)
 {
 	uintptr_t gs;
 
+	if (__builtin_expect(!fx_rt_gs_readable, 0))
+		return NULL;
 	__asm__ volatile("rdgsbase %0" : "=r"(gs));
 	if (__builtin_expect(gs != 0 && !fx_tcb_ours, 0))
 		return fx_carrier_disown();

@@ -1276,6 +1276,7 @@ static struct fx_carrier *carrier_new(int index, int cpu)
 }
 
 __thread int fx_tcb_ours __attribute__((tls_model("initial-exec")));
+bool fx_rt_gs_readable;
 
 __attribute__((noinline, cold)) struct fx_carrier *fx_carrier_disown(void)
 {
@@ -2132,6 +2133,7 @@ int fx_rt_start(void)
 
 	if (!(getauxval(AT_HWCAP2) & HWCAP2_FSGSBASE))
 		return -ENOTSUP;
+	fx_rt_gs_readable = true;
 	err = fx_uthread_init();
 	if (err)
 		return err;
