@@ -67,7 +67,8 @@ struct flexsc_config {
 	unsigned spin_us;           /* spin before sleeping (waits, idle syscall threads); default 20 */
 	unsigned batch_threshold;   /* flush once this many calls are pending (CEFOS M); default 32, 1 = every post */
 	unsigned batch_timeout_us;  /* flush when the oldest pending call is this old; 0 = off; default 100 */
-	unsigned threads_per_cpu;   /* syscall threads started per syscall core (or in all); default 2 */
+	unsigned threads_per_cpu;   /* syscall threads started per syscall core (or in all); default 2;
+				     * 0: none until the first call sent to them */
 	unsigned max_threads;       /* the pool grows to this when every thread is blocked; default 64 */
 	unsigned iowq_max_workers;  /* cap of io_uring's bounded and unbounded workers; default 16 */
 	int interrupt_signal;       /* 0, or a signal (with a handler installed without SA_RESTART)

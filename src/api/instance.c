@@ -80,7 +80,7 @@ static int check_config(const struct flexsc_config *c)
 	if (c->pages_per_queue < 1 || c->pages_per_queue > 64)
 		return -EINVAL;
 	if (c->nr_syscall_cpus > FLEXSC_MAX_CPUS || c->batch_threshold < 1 ||
-	    c->threads_per_cpu < 1 || c->max_threads < 1 || c->iowq_max_workers < 1)
+	    c->max_threads < 1 || c->iowq_max_workers < 1)
 		return -EINVAL;
 	if (c->sqpoll && (c->engine == FLEXSC_ENGINE_THREADS || c->engine == FLEXSC_ENGINE_SYNC))
 		return -EINVAL;

@@ -100,12 +100,12 @@ bool fx_identity_same(const struct fx_identity *a, const struct fx_identity *b)
  * The anchor: a thread that does nothing but hold the descriptor table and
  * fs context of the thread that made it (the process's, unless that one
  * had left them), so that "does this task still share them" has a task to
- * ask kcmp about. Each ring holds it from its creation to its end; the
+ * ask kcmp about. Each ring holds it from before its first SQE (an SQPOLL
+ * ring from its creation: engine/uring.c, take_anchor) to its end; the
  * thread exits when the last lets go, which waits for it to end (a library
  * user's flexsc_exit leaves no thread behind: a fork, or an unshare that
  * needs one thread, right after it finds the process as it was) and is made
- * again by the next. It waits with the
- * application's signals blocked. A fork child makes its own: a ring from
+ * again by the next. It waits with the application's signals blocked. A fork child makes its own: a ring from
  * before the fork names the parent's, which its put leaves alone.
  */
 struct anchor {

@@ -663,6 +663,9 @@ void fx_threads_commit(struct flexsc_queue *q)
 	atomic_store_explicit(&q->tq->owner_cpu, sched_getcpu(), memory_order_relaxed);
 	/* release: pairs with the acquire in tq_has_work; seq_cst: with the sleeper's fence */
 	atomic_thread_fence(memory_order_seq_cst);
+	/* a pool started with none (threads_per_cpu 0): the first call starts one */
+	if (fx_unlikely(!atomic_load_explicit(&pool->nthreads, memory_order_relaxed)))
+		maybe_grow(pool);
 	if (atomic_load_explicit(&pool->sleepers, memory_order_relaxed)) {
 		atomic_fetch_add(&pool->work_seq, 1);
 		fx_futex_wake(&pool->work_seq, 1);

@@ -91,7 +91,8 @@ struct fx_uring {
 	bool wake_armed;       /* an eventfd read is in flight */
 	unsigned personality;  /* 0: the creator's credentials are current */
 	int anchor;            /* the context anchor it holds (identity.h), or -1 */
-	bool anchored;         /* its owner shared the anchor's context at creation */
+	bool anchor_taken;     /* take_anchor ran: before the first SQE */
+	bool anchored;         /* its owner shared the anchor's context when it took it */
 	int owner_tid;         /* the one task that submits (IORING_SETUP_SINGLE_ISSUER) */
 	struct fx_identity sq_id; /* SQPOLL: the identity its SQEs run with */
 	uint64_t wake_buf;
@@ -133,6 +134,25 @@ void fx_uring_probe(struct flexsc *fx)
 	io_uring_free_probe(p);
 	/* io_uring would bypass the caller's filter; flexsc_register says so */
 	fx->uring_ok = !fx_seccomp_filtered();
+}
+
+/*
+ * The context anchor (core/identity.c), taken before the ring's first SQE:
+ * the io-wq workers that resolve the ring's calls start at a submission
+ * and keep the owner's context of then, so an anchor taken later could
+ * vouch for a context they never had. Not at creation: its thread shares
+ * the process's descriptor table, and a process whose only thread makes
+ * every call itself (FlexSC-Threads, "A thread alone") and never uses its
+ * ring then keeps the kernel's single-user descriptor lookups. An SQPOLL
+ * ring takes it at creation, when its thread starts.
+ */
+static void take_anchor(struct fx_uring *r)
+{
+	if (fx_likely(r->anchor_taken))
+		return;
+	r->anchor_taken = true;
+	r->anchor = fx_context_anchor_get();
+	r->anchored = fx_task_shares(r->owner_tid, r->anchor, FX_SHARE_FILES | FX_SHARE_FS);
 }
 
 int fx_uring_create(struct flexsc_queue *q)
@@ -190,9 +210,9 @@ int fx_uring_create(struct flexsc_queue *q)
 	r->ring.ring_fd = r->ring.enter_ring_fd = fx_fd_keep(r->ring.ring_fd);
 	r->sqpoll = c->sqpoll;
 	r->owner_tid = (int)fx_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
-	r->anchor = fx_context_anchor_get();
-	r->anchored = fx_task_shares(r->owner_tid, r->anchor, FX_SHARE_FILES | FX_SHARE_FS);
+	r->anchor = -1;
 	if (r->sqpoll) {
+		take_anchor(r); /* its thread has the owner's context from now on */
 		fx_identity_read(&r->sq_id);
 		if (!r->anchored)
 			fx_warn(q->fx, "this thread has a descriptor table or fs context of its own, "
@@ -567,6 +587,7 @@ bool fx_uring_can(const struct flexsc *fx, const struct flexsc_entry *e, bool ch
 
 static struct io_uring_sqe *get_sqe(struct flexsc_queue *q)
 {
+	take_anchor(q->ring);
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring->ring);
 
 	if (!sqe) {
@@ -1083,6 +1104,7 @@ bool fx_uring_shares_context(struct flexsc_queue *q, unsigned what)
 {
 	struct fx_uring *r = q->ring;
 
+	take_anchor(r);
 	return r->anchored && fx_task_shares(r->owner_tid, r->anchor, what);
 }
 

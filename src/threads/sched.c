@@ -762,6 +762,7 @@ static void idle_sleep(struct fx_carrier *c)
 		relp = &rel;
 	}
 	c->idle_sleeps++;
+	fx_sig_thread_needed(); /* this carrier is about to block every signal */
 	uint64_t idle_mask = fx_sig_idle_mask();
 	if (c->kmask != idle_mask) {
 		/* signals go to a carrier running a uthread that takes them, or the signal thread */
@@ -822,6 +823,7 @@ static bool drained(struct fx_carrier *c)
 
 static void park(struct fx_carrier *c)
 {
+	fx_sig_thread_needed(); /* this carrier is about to block every signal */
 	uint64_t idle_mask = fx_sig_idle_mask();
 
 	if (c->kmask != idle_mask) {
@@ -1812,6 +1814,7 @@ void fx_rt_start_carriers(void)
 
 	if (!atomic_compare_exchange_strong(&carriers_started, &expect, 1))
 		return;
+	fx_sig_thread_needed(); /* a uthread off its carrier takes signals through it */
 	int (*real_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
 		dlsym(RTLD_NEXT, "pthread_create");
 	for (unsigned i = 1; i < fx_ncores; i++) {
@@ -1956,8 +1959,6 @@ int fx_rt_after_fork_child(void)
 	atomic_store(&monitor_runs, false);
 	atomic_store(&fx_rt_live_uthreads, 1);
 	fx_sig_after_fork_child(self);
-	if (!err)
-		err = fx_sig_start();
 	return err;
 }
 
@@ -2147,6 +2148,14 @@ int fx_rt_start(void)
 	 */
 	cfg.max_threads = 16384;
 	/*
+	 * None started ahead: the first call sent to them starts one. A thread
+	 * alone makes its own calls and may never need one, and a process with
+	 * one thread keeps the kernel's cheaper descriptor lookups (no other
+	 * thread shares its descriptor table: "A thread alone" in
+	 * docs/threads.md).
+	 */
+	cfg.threads_per_cpu = 0;
+	/*
 	 * Syscall entries per carrier (flexsc-run --entries; default the most a
 	 * queue can have): each blocked thread holds one, and calls beyond
 	 * them go to overflow threads.
@@ -2229,9 +2238,6 @@ int fx_rt_start(void)
 	fx_kstate_start(c0, fx_main_uthread);
 	atomic_store(&fx_rt_live_uthreads, 1);
 	fx_sig_register(fx_main_uthread);
-	err = fx_sig_start();
-	if (err)
-		return err;
 	fx_preempt_init();
 	pthread_atfork(NULL, NULL, atfork_child);
 	return 0;

@@ -27,6 +27,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <ucontext.h>
@@ -45,6 +46,8 @@ static struct fx_uthread *reg_head;     /* live uthreads */
 static struct fx_wlist sigwaiters;      /* uthreads in sigwait */
 static _Atomic uint64_t proc_pending;   /* process-directed, no uthread could take them yet */
 static _Atomic int stuck_any;           /* some uthread has sig_stuck signals (fx_sig_retry) */
+static _Atomic int sig_thread_started;  /* fx_sig_thread_needed */
+static _Atomic int sig_thread_starting; /* one caller starts it; the others go on */
 
 /*
  * The siginfo of the signals pending in the runtime (on a uthread, or on
@@ -655,6 +658,7 @@ int fx_sig_wait(uint64_t set, siginfo_t *info, uint64_t deadline)
 	int sig;
 
 	set &= ~reserved;
+	fx_sig_thread_needed();
 	struct reg_hold h;
 	/*
 	 * The lowest-numbered pending one, as the kernel takes them: pending
@@ -1025,14 +1029,43 @@ void fx_sig_retry(void)
 		atomic_store(&stuck_any, 1);
 }
 
-int fx_sig_start(void)
+/*
+ * The signal thread starts when first needed, not with the runtime: while
+ * the process's only uthread runs on carrier 0 (its calls made there, "A
+ * thread alone" in docs/threads.md), carrier 0 has that uthread's mask,
+ * and the kernel gives process-directed signals to it, or keeps them
+ * pending for the process, as for a one-thread process on NPTL; and a
+ * process with one thread keeps the kernel's cheaper descriptor lookups.
+ * Needed from the moment a uthread may be off its carrier or a carrier
+ * blocks every signal: the second uthread (fx_rt_start_carriers), a
+ * carrier's first idle sleep, and a wait for signals (the process's still
+ * in the kernel are the signal thread's to take, fx_sig_wait). Once
+ * started it stays; a fork child starts its own, when needed.
+ */
+void fx_sig_thread_needed(void)
 {
-	return fx_rt_kthread(signal_thread); /* every signal blocked, which sigwaitinfo needs */
+	if (fx_likely(atomic_load_explicit(&sig_thread_started, memory_order_acquire)))
+		return;
+	if (atomic_exchange(&sig_thread_starting, 1))
+		return; /* another carrier starts it */
+	int err = fx_rt_kthread(signal_thread); /* every signal blocked, which sigwaitinfo needs */
+	if (err) {
+		static bool said;
+		if (!said)
+			fprintf(stderr, "flexsc-run: cannot start the signal thread (%s); signals that no "
+					"running thread accepts wait until one does\n", strerror(-err));
+		said = true;
+	} else {
+		atomic_store_explicit(&sig_thread_started, 1, memory_order_release);
+	}
+	atomic_store(&sig_thread_starting, 0);
 }
 
 void fx_sig_after_fork_child(struct fx_uthread *self)
 {
 	/* the child has one uthread, and the signal thread is gone */
+	atomic_store(&sig_thread_started, 0);
+	atomic_store(&sig_thread_starting, 0);
 	atomic_store(&reg_lock, 0);
 	reg_head = NULL;
 	sigwaiters.head = sigwaiters.tail = NULL;

@@ -11,8 +11,8 @@
 struct fx_uthread;
 struct fx_waiter;
 
-/* Starts the signal thread; 0 or -errno. */
-int fx_sig_start(void);
+/* Starts the signal thread unless it runs (a message if it cannot start): signals.c says when. */
+void fx_sig_thread_needed(void);
 /* A uthread becomes, or stops being, a candidate for process-directed signals. */
 void fx_sig_register(struct fx_uthread *u);
 void fx_sig_unregister(struct fx_uthread *u);

@@ -5,8 +5,11 @@
 # since nothing could run while a posted call waits. The rule's limits:
 # with a second thread (blocked in a read meanwhile) the same calls go to
 # an engine, and so they do when the user chose one (--engine uring,
-# --syscall-cores). docs/threads.md, "A thread alone"; alone_calls.c (in
-# tests/threads) checks how such calls behave. Needs a C compiler.
+# --syscall-cores). And such a process has no other kernel thread: the
+# runtime's (signal thread, syscall threads, context anchor) start when
+# first needed, and a thread that makes every call itself needs none.
+# docs/threads.md, "A thread alone"; alone_calls.c (in tests/threads)
+# checks how such calls behave. Needs a C compiler.
 # Exit 0 pass, 1 fail, 77 skip.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -17,8 +20,10 @@ command -v "$cc" >/dev/null || { echo "skip: no C compiler ($cc)"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cat >"$tmp/prog.c" <<'C'
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 static int p[2];
@@ -38,6 +43,13 @@ int main(int argc, char **argv)
 	}
 	if (pair && (write(p[1], "x", 1) != 1 || pthread_join(t, NULL)))
 		return 1;
+	if (argc > 1 && !strcmp(argv[1], "tasks")) {
+		DIR *d = opendir("/proc/self/task");
+		int n = 0;
+		while (d && readdir(d))
+			n++;
+		printf("%d\n", n - 2); /* . and .. */
+	}
 	return 0;
 }
 C
@@ -63,6 +75,18 @@ routes() {
 	fi
 }
 routes "one thread, default engine" here alone --
+# the same loop: the process's kernel threads at its end
+rm -f "$tmp/ran"
+tasks=$(FLEXSC_RAN_FILE=$tmp/ran timeout 60 "$run" --require -- "$tmp/prog" tasks 2>"$tmp/err")
+if ! grep -q " $tmp/prog\$" "$tmp/ran" 2>/dev/null; then
+	echo "FAIL: one thread, its kernel threads: the runtime did not run ($(head -3 "$tmp/err"))"
+	fail=1
+elif [ "$tasks" = 1 ]; then
+	echo "ok: one thread that makes its calls itself is its process's only kernel thread"
+else
+	echo "FAIL: one thread that makes its calls itself: its process has $tasks kernel threads (want 1)"
+	fail=1
+fi
 routes "a second thread blocked meanwhile" engine pair --
 routes "one thread, --engine uring" engine alone -- --engine uring
 routes "one thread, --engine threads" engine alone -- --engine threads

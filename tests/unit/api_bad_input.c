@@ -239,7 +239,6 @@ static void bad_configs(void)
 	EXPECT_BAD(c.pages_per_queue = 0);
 	EXPECT_BAD(c.pages_per_queue = 65);
 	EXPECT_BAD(c.batch_threshold = 0);
-	EXPECT_BAD(c.threads_per_cpu = 0);
 	EXPECT_BAD(c.max_threads = 0);
 	EXPECT_BAD(c.iowq_max_workers = 0);
 	EXPECT_BAD(c.engine = (enum flexsc_engine)4);

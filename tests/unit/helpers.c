@@ -100,6 +100,29 @@ int t_pipe_bytes(int fd)
 	return n;
 }
 
+int t_count_threads_named(const char *prefix)
+{
+	char comm[64], path[300];
+	int n = 0;
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+
+	CHECK(d != NULL);
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", de->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, prefix, strlen(prefix)))
+			n++;
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
 bool t_thread_in_read(int fd)
 {
 	char want[32], line[256], path[300];

@@ -86,6 +86,9 @@ flexsc_call_t t_post_cheap(struct flexsc_queue *q);
 /* The descriptors this process has open. */
 int t_count_fds(void);
 
+/* This process's threads whose name (comm) starts with prefix. */
+int t_count_threads_named(const char *prefix);
+
 /* The bytes waiting in a pipe (FIONREAD). */
 int t_pipe_bytes(int fd);
 
