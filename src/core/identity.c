@@ -105,8 +105,9 @@ bool fx_identity_same(const struct fx_identity *a, const struct fx_identity *b)
  * thread exits when the last lets go, which waits for it to end (a library
  * user's flexsc_exit leaves no thread behind: a fork, or an unshare that
  * needs one thread, right after it finds the process as it was) and is made
- * again by the next. It waits with the application's signals blocked. A fork child makes its own: a ring from
- * before the fork names the parent's, which its put leaves alone.
+ * again by the next. It waits with the application's signals blocked. A
+ * fork child makes its own: a ring from before the fork names the
+ * parent's, which its put leaves alone.
  */
 struct anchor {
 	_Atomic uint32_t run;     /* 1 while held: the thread waits on it */
