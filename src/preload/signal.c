@@ -283,10 +283,11 @@ FX_EXPORT int sigpending(sigset_t *set)
 {
 	struct fx_uthread *u = fx_rt_active ? fx_uthread_self() : NULL;
 
-	int r = REAL(sigpending)(set);
-	if (r || !u)
-		return r;
-	uint64_t bits = to_bits(set) | (fx_sig_pending(u) & u->sigmask);
+	if (!u)
+		return REAL(sigpending)(set);
+	/* one look under the runtime's lock: a signal being handed on is in one place or the other */
+	uint64_t bits = fx_sig_pending_all(u);
+	sigemptyset(set);
 	memcpy(set, &bits, sizeof(bits));
 	return 0;
 }

@@ -26,10 +26,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <ucontext.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -48,6 +50,8 @@ static _Atomic uint64_t proc_pending;   /* process-directed, no uthread could ta
 static _Atomic int stuck_any;           /* some uthread has sig_stuck signals (fx_sig_retry) */
 static _Atomic int sig_thread_started;  /* fx_sig_thread_needed */
 static _Atomic int sig_thread_starting; /* one caller starts it; the others go on */
+static _Atomic int sig_fd = -1;          /* the signal thread's signalfd (signal_thread) */
+static _Atomic uint32_t sig_thread_ready; /* it has its signalfd (or none): its starter waits for it */
 
 /*
  * The siginfo of the signals pending in the runtime (on a uthread, or on
@@ -526,15 +530,13 @@ void fx_sig_mask_blocked(struct fx_uthread *u, uint64_t blocked)
 }
 
 /* A process-directed signal the kernel gave the signal thread. */
-static void dispatch(int sig, const siginfo_t *info)
+/* With reg_lock held: hands sig on; true when its default action must follow, once unlocked. */
+static bool dispatch_held(int sig, const siginfo_t *info)
 {
 	bool by_default = default_acts(sig);
 
-	struct reg_hold h = lock_reg_as(true); /* the signal thread blocks every signal */
-	if (to_sigwaiter(sig, info, NULL)) {
-		unlock_reg(h);
-		return;
-	}
+	if (to_sigwaiter(sig, info, NULL))
+		return false;
 	struct fx_uthread *best = taker(sig, NULL);
 	if (best && !by_default && ignored(sig))
 		; /* a thread accepts it, and it does nothing there: gone, as in the kernel */
@@ -544,9 +546,7 @@ static void dispatch(int sig, const siginfo_t *info)
 		q_add(&proc_q, sig, info, true);
 		atomic_fetch_or(&proc_pending, BIT(sig));
 	}
-	unlock_reg(h);
-	if (best && by_default)
-		act_by_default(sig);
+	return best && by_default;
 }
 
 void fx_sig_send(struct fx_uthread *u, int sig)
@@ -650,6 +650,36 @@ static uint64_t thread_pending(void)
 	return bits;
 }
 
+/*
+ * With reg_lock held: whether the kernel still has one of set pending (for
+ * the process, or for this kernel thread), at a wait's deadline. The
+ * signal thread takes the process's under the same lock (signal_thread),
+ * so such a one was pending before the deadline, and is not being handed
+ * on: the wait must take it (a zero-timeout sigtimedwait right after a
+ * kill of the process, which NPTL answers with the signal). Only while
+ * the signal thread runs with its signalfd, or none would take it.
+ */
+static bool still_in_kernel(uint64_t set)
+{
+	uint64_t kpend = 0;
+
+	if (atomic_load(&sig_fd) < 0)
+		return false;
+	fx_raw_syscall6(SYS_rt_sigpending, (long)&kpend, 8, 0, 0, 0, 0);
+	return kpend & set;
+}
+
+uint64_t fx_sig_pending_all(const struct fx_uthread *u)
+{
+	uint64_t kpend = 0;
+	struct reg_hold h = lock_reg();
+
+	fx_raw_syscall6(SYS_rt_sigpending, (long)&kpend, 8, 0, 0, 0, 0);
+	kpend |= fx_sig_pending(u) & u->sigmask;
+	unlock_reg(h);
+	return kpend;
+}
+
 int fx_sig_wait(uint64_t set, siginfo_t *info, uint64_t deadline)
 {
 	struct fx_uthread *u = fx_uthread_self();
@@ -660,6 +690,7 @@ int fx_sig_wait(uint64_t set, siginfo_t *info, uint64_t deadline)
 	set &= ~reserved;
 	fx_sig_thread_needed();
 	struct reg_hold h;
+again:
 	/*
 	 * The lowest-numbered pending one, as the kernel takes them: pending
 	 * in the runtime (the thread's own first, then the process's), or still
@@ -709,9 +740,19 @@ int fx_sig_wait(uint64_t set, siginfo_t *info, uint64_t deadline)
 	fx_wlist_remove(&sigwaiters, &w);
 	u->sigwait_set = 0;
 	sig = u->sigwait_info.si_signo;
+	/* handed on since the look above, or still in the kernel: pending all along */
+	bool pending = !sig && ((fx_sig_pending(u) & set) || still_in_kernel(set));
 	unlock_reg(h);
-	if (!sig)
-		return fx_cancel_pending(u) ? -ECANCELED : -EAGAIN;
+	if (!sig) {
+		if (fx_cancel_pending(u))
+			return -ECANCELED;
+		if (pending) {
+			/* the look above takes it, or the signal thread hands it on in a moment */
+			fx_raw_syscall6(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
+			goto again;
+		}
+		return -EAGAIN;
+	}
 	*info = u->sigwait_info;
 	return sig;
 }
@@ -986,17 +1027,52 @@ void fx_handler_longjmp(struct fx_carrier *c, uintptr_t sp, const uint64_t *mask
 		adopt_mask(c, mask);
 }
 
+/*
+ * The signal thread waits for a signal without taking it (poll on a
+ * signalfd), then takes it from the kernel and hands it on with reg_lock
+ * held: a look under the lock (fx_sig_wait, fx_sig_pending_all) finds a
+ * signal of the process still in the kernel or already in the runtime,
+ * never taken and not yet recorded. When it took the signal as it woke (in
+ * rt_sigtimedwait) and recorded it after, a zero-timeout sigtimedwait right
+ * after a kill of the process timed out now and then (6 and 7 of 2,000),
+ * and sigpending missed it. Without a signalfd (descriptors exhausted) it
+ * waits so still.
+ */
 static void *signal_thread(void *arg)
 {
 	uint64_t set = ~reserved;
+	struct timespec zero = { 0, 0 };
 
 	(void)arg;
 	fx_raw_syscall6(SYS_prctl, PR_SET_NAME, (long)"flexsc-signals", 0, 0, 0, 0);
+	int fd = fx_fd_keep((int)fx_raw_syscall6(SYS_signalfd4, -1, (long)&set, 8,
+						  SFD_CLOEXEC | SFD_NONBLOCK, 0, 0));
+	atomic_store(&sig_fd, fd);
+	atomic_store(&sig_thread_ready, 1);
+	fx_futex_wake(&sig_thread_ready, 1);
 	for (;;) {
 		siginfo_t info;
-		long sig = fx_raw_syscall6(SYS_rt_sigtimedwait, (long)&set, (long)&info, 0, 8, 0, 0);
-		if (sig > 0)
-			dispatch((int)sig, &info);
+		long sig;
+		bool act = false;
+		if (fd >= 0) {
+			struct pollfd p = { .fd = fd, .events = POLLIN };
+			if (fx_raw_syscall6(SYS_poll, (long)&p, 1, -1, 0, 0, 0) <= 0)
+				continue;
+			struct reg_hold h = lock_reg_as(true); /* the signal thread blocks every signal */
+			sig = fx_raw_syscall6(SYS_rt_sigtimedwait, (long)&set, (long)&info, (long)&zero, 8, 0, 0);
+			if (sig > 0)
+				act = dispatch_held((int)sig, &info);
+			unlock_reg(h);
+		} else {
+			sig = fx_raw_syscall6(SYS_rt_sigtimedwait, (long)&set, (long)&info, 0, 8, 0, 0);
+			if (sig <= 0)
+				continue;
+			struct reg_hold h = lock_reg_as(true);
+			act = dispatch_held((int)sig, &info);
+			unlock_reg(h);
+		}
+		if (act)
+			act_by_default((int)sig);
 	}
 	return NULL;
 }
@@ -1046,8 +1122,13 @@ void fx_sig_thread_needed(void)
 {
 	if (fx_likely(atomic_load_explicit(&sig_thread_started, memory_order_acquire)))
 		return;
-	if (atomic_exchange(&sig_thread_starting, 1))
-		return; /* another carrier starts it */
+	if (atomic_exchange(&sig_thread_starting, 1)) {
+		/* another carrier starts it: until it has, or gave up */
+		struct timespec ms = { 0, 1000000 };
+		while (atomic_load(&sig_thread_starting) && !atomic_load(&sig_thread_ready))
+			fx_futex_wait(&sig_thread_ready, 0, &ms);
+		return;
+	}
 	int err = fx_rt_kthread(signal_thread); /* every signal blocked, which sigwaitinfo needs */
 	if (err) {
 		static bool said;
@@ -1056,6 +1137,9 @@ void fx_sig_thread_needed(void)
 					"running thread accepts wait until one does\n", strerror(-err));
 		said = true;
 	} else {
+		/* a wait that needed it must find its signalfd: still_in_kernel asks */
+		while (!atomic_load(&sig_thread_ready))
+			fx_futex_wait(&sig_thread_ready, 0, NULL);
 		atomic_store_explicit(&sig_thread_started, 1, memory_order_release);
 	}
 	atomic_store(&sig_thread_starting, 0);
@@ -1066,6 +1150,10 @@ void fx_sig_after_fork_child(struct fx_uthread *self)
 	/* the child has one uthread, and the signal thread is gone */
 	atomic_store(&sig_thread_started, 0);
 	atomic_store(&sig_thread_starting, 0);
+	atomic_store(&sig_thread_ready, 0);
+	int fd = atomic_exchange(&sig_fd, -1);
+	if (fd >= 0)
+		fx_fd_close_kept(fd); /* the parent's signal thread's */
 	atomic_store(&reg_lock, 0);
 	reg_head = NULL;
 	sigwaiters.head = sigwaiters.tail = NULL;

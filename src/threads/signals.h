@@ -11,6 +11,8 @@
 struct fx_uthread;
 struct fx_waiter;
 
+/* What sigpending(2) reports for u: the kernel's pending signals and the runtime's that u blocks. */
+uint64_t fx_sig_pending_all(const struct fx_uthread *u);
 /* Starts the signal thread unless it runs (a message if it cannot start): signals.c says when. */
 void fx_sig_thread_needed(void);
 /* A uthread becomes, or stops being, a candidate for process-directed signals. */
