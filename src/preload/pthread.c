@@ -116,8 +116,12 @@ FX_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	}
 	u->id = atomic_fetch_add(&next_id, 1);
 	atomic_store(&u->detached, detach == PTHREAD_CREATE_DETACHED);
+	err = -fx_uthread_start(u);
+	if (err) {
+		fx_uthread_free(u);
+		return err;
+	}
 	*thread = (pthread_t)u->tcb;
-	fx_uthread_start(u);
 	return 0;
 }
 

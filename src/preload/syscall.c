@@ -70,7 +70,7 @@ static bool own_identity(long nr, const long *a)
 static void bind_for(long nr, const long *a)
 {
 	if (fx_rt_active && own_identity(nr, a))
-		fx_rt_bind();
+		fx_rt_bind(nr == SYS_seccomp || (nr == SYS_prctl && a[0] == PR_SET_SECCOMP));
 }
 
 FX_EXPORT long syscall(long nr, ...)

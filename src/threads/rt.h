@@ -387,7 +387,8 @@ unsigned fx_rt_in_use(uint64_t *changes);
 uint64_t fx_rt_handoffs(void);
 void fx_rt_start_carriers(void);
 void fx_block(void);
-void fx_uthread_start(struct fx_uthread *u);
+/* Starts u (sched.c says where); 0 or -errno. */
+int fx_uthread_start(struct fx_uthread *u);
 void fx_yield(void);
 void fx_interrupt(struct fx_uthread *u);
 /* From the poke handler: an asynchronously cancelled uthread interrupted at uc (src/preload/cancel.c). */
@@ -449,11 +450,14 @@ extern _Atomic int fx_rt_live_uthreads;
  * Gives the calling uthread a kernel thread of its own for the rest of its
  * life (an exclusive carrier), so that per-thread kernel identity it is
  * about to take (its own credentials, seccomp filter, namespaces, fs
- * context) stays its own, as under NPTL. 0 (also when it is not a
- * uthread, or already bound), or -errno: no thread could be made, or the
- * caller is a signal handler; the caller then runs where it is.
+ * context) stays its own, as under NPTL; the threads it makes later get
+ * one each, made from its own, and so start with its identity. Not when
+ * the caller is the process's only thread (the change is then the
+ * process's; seccomp, for a filter: always bound). 0 (also when it is not
+ * a uthread, or already bound), or -errno: no thread could be made, or
+ * the caller is a signal handler; the caller then runs where it is.
  */
-int fx_rt_bind(void);
+int fx_rt_bind(bool seccomp);
 
 /* src/threads/setxid.c: set*id and setgroups change every carrier (libc's contract, -1 and errno) */
 int fx_rt_setuid(uid_t u);

@@ -1049,12 +1049,37 @@ struct fx_uthread *fx_uthread_self(void)
 	return c ? c->current : NULL;
 }
 
-/* Puts a new uthread on the least loaded carrier. */
-void fx_uthread_start(struct fx_uthread *u)
+static struct fx_carrier *exclusive_carrier(struct fx_uthread *u, int *err);
+
+/*
+ * Puts a new uthread on the least loaded carrier; one made by a uthread
+ * with a carrier of its own (an identity of its own: fx_rt_bind) gets a
+ * carrier of its own too, made from its creator's kernel thread, so that
+ * it starts with its creator's identity, as an NPTL thread does (a thread
+ * made after its creator installed a seccomp filter, dropped capabilities
+ * or changed its uid with the raw call used to run unfiltered, as root).
+ * 0, or -errno (no kernel thread for it: the thread is not started).
+ */
+int fx_uthread_start(struct fx_uthread *u)
 {
-	struct fx_carrier *best = NULL;
+	struct fx_carrier *best = NULL, *self = fx_carrier_self();
 
 	u->sp = fx_ctx_make((uint8_t *)u->stack_lo + u->stack_size, uthread_main, u);
+	if (self && self->own && self->own == self->current) {
+		int err;
+		self->in_rt = 1;
+		struct fx_carrier *k = exclusive_carrier(u, &err);
+		self->in_rt = 0;
+		if (!k)
+			return err;
+		atomic_fetch_add(&fx_rt_live_uthreads, 1);
+		u->home = k;
+		fx_sig_register(u);
+		atomic_store_explicit(&u->state, FX_U_RUNNABLE, memory_order_relaxed);
+		rq_push(k, u);
+		kick(k);
+		return 0;
+	}
 	atomic_fetch_add(&fx_rt_live_uthreads, 1);
 	for (unsigned i = 0; i < fx_ncarriers; i++) {
 		struct fx_carrier *c = fx_carriers[i];
@@ -1065,6 +1090,7 @@ void fx_uthread_start(struct fx_uthread *u)
 	u->home = best;
 	fx_sig_register(u);
 	fx_uthread_wake(u);
+	return 0;
 }
 
 /*
@@ -1337,46 +1363,99 @@ static void *carrier_main(void *arg)
 	return NULL;
 }
 
-int fx_rt_bind(void)
+/*
+ * A new exclusive carrier for u, made from the calling kernel thread: a
+ * kernel thread starts with its creator's per-thread identity
+ * (credentials, capabilities, securebits, seccomp filters, no_new_privs,
+ * namespaces), so k has the caller's. NULL and *err (-errno) when it
+ * cannot be made. Runs with the caller's carrier in the runtime.
+ */
+static struct fx_carrier *exclusive_carrier(struct fx_uthread *u, int *err)
 {
-	struct fx_carrier *c = fx_carrier_self();
-	struct fx_uthread *self = c ? c->current : NULL;
-	pthread_attr_t attr;
-
-	if (!self || c->in_rt || c->own == self)
-		return 0;
-	if (fx_in_handler(c))
-		return -EINTR;
 	static int (*real_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 	static _Atomic int lock;
+	pthread_attr_t attr;
+
 	if (!real_create)
 		real_create = dlsym(RTLD_NEXT, "pthread_create");
-	c->in_rt = 1;
 	fx_spin_lock(&lock);
-	int err = 0;
+	*err = 0;
 	if (!bound_instance) {
 		struct flexsc_config cfg;
 		flexsc_config_init(&cfg);
 		cfg.engine = FLEXSC_ENGINE_SYNC;
 		cfg.pages_per_queue = 1;
 		cfg.flags |= FLEXSC_QUIET;
-		err = flexsc_register(&bound_instance, &cfg);
+		*err = flexsc_register(&bound_instance, &cfg);
 	}
 	fx_spin_unlock(&lock);
-	struct fx_carrier *k = err ? NULL : carrier_new(-1, -1);
+	struct fx_carrier *k = *err ? NULL : carrier_new(-1, -1);
 	if (!k) {
-		c->in_rt = 0;
-		return err ? err : -ENOMEM;
+		*err = *err ? *err : -ENOMEM;
+		return NULL;
 	}
-	k->own = self;
+	k->own = u;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	err = real_create(&k->pthread, &attr, carrier_main, k);
+	*err = -real_create(&k->pthread, &attr, carrier_main, k);
 	pthread_attr_destroy(&attr);
-	if (err) {
+	if (*err) {
 		free(k);
+		return NULL;
+	}
+	return k;
+}
+
+/*
+ * Whether the caller's identity change may be made where it runs, with no
+ * carrier of its own: the process's only uthread, on the process's only
+ * kernel thread. Every thread the program makes later descends from it,
+ * as on NPTL, and so do the runtime's own (carriers, the signal thread...,
+ * which start when first needed), so the change is the whole process's
+ * anyway; a second kernel thread would even make some changes fail
+ * (unshare(CLONE_NEWUSER) wants a process of one thread; a thread with
+ * PR_SET_KEEPCAPS beside one without could not change its gid after its
+ * uid, where NPTL's glibc makes every thread follow). Not for a seccomp
+ * filter: the runtime's later threads would run under it, and it may
+ * forbid what they do.
+ */
+static bool change_in_place(bool seccomp)
+{
+	char buf[2048];
+
+	if (seccomp || atomic_load_explicit(&fx_rt_live_uthreads, memory_order_relaxed) != 1)
+		return false;
+	long fd = fx_raw_syscall6(SYS_openat, AT_FDCWD, (long)"/proc/self/status", O_RDONLY | O_CLOEXEC, 0, 0, 0);
+	if (fd < 0)
+		return false;
+	long n = fx_raw_syscall6(SYS_read, fd, (long)buf, sizeof(buf) - 1, 0, 0, 0);
+	fx_raw_syscall6(SYS_close, fd, 0, 0, 0, 0, 0);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	const char *t = strstr(buf, "\nThreads:");
+	return t && strtol(t + 9, NULL, 10) == 1;
+}
+
+int fx_rt_bind(bool seccomp)
+{
+	struct fx_carrier *c = fx_carrier_self();
+	struct fx_uthread *self = c ? c->current : NULL;
+
+	if (!self || c->in_rt || c->own == self)
+		return 0;
+	if (fx_in_handler(c))
+		return -EINTR;
+	c->in_rt = 1;
+	if (change_in_place(seccomp)) {
 		c->in_rt = 0;
-		return -err;
+		return 0;
+	}
+	int err;
+	struct fx_carrier *k = exclusive_carrier(self, &err);
+	if (!k) {
+		c->in_rt = 0;
+		return err;
 	}
 	/* as a wake does: it resumes on k once this carrier has switched away from it */
 	atomic_store_explicit(&self->state, FX_U_RUNNABLE, memory_order_relaxed);

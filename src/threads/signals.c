@@ -45,6 +45,7 @@
 
 static _Atomic int reg_lock;            /* the registry, the sigwait list, proc_pending, the siginfo queues */
 static struct fx_uthread *reg_head;     /* live uthreads */
+static struct fx_uthread *leader;       /* the process's main thread's (the fork child's: its one), or NULL */
 static struct fx_wlist sigwaiters;      /* uthreads in sigwait */
 static _Atomic uint64_t proc_pending;   /* process-directed, no uthread could take them yet */
 static _Atomic int stuck_any;           /* some uthread has sig_stuck signals (fx_sig_retry) */
@@ -333,6 +334,8 @@ void fx_sig_register(struct fx_uthread *u)
 	if (reg_head)
 		reg_head->reg_prev = u;
 	reg_head = u;
+	if (u == fx_main_uthread)
+		leader = u;
 	unlock_reg(h);
 }
 
@@ -350,6 +353,8 @@ void fx_sig_unregister(struct fx_uthread *u)
 	if (u->reg_next)
 		u->reg_next->reg_prev = u->reg_prev;
 	u->reg_prev = u->reg_next = NULL;
+	if (leader == u)
+		leader = NULL;
 	/* what the process was sent and it has not taken: the others' (its own are lost with it) */
 	pass_on(u, ~0ull);
 	while ((e = u->sigq.head)) {
@@ -473,12 +478,22 @@ static void act_by_default(int sig)
 	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&one, 0, 8, 0, 0);
 }
 
-/* With reg_lock held: the uthread that takes sig soonest (running, then runnable, then asleep), but not. */
+/*
+ * With reg_lock held: the uthread that takes sig, but not. As the kernel
+ * chooses (complete_signal): the main thread when it accepts it (a kill
+ * names the thread group, whose leader it is: Ctrl-C in a threaded Python
+ * program, whose main thread waits in Event.wait while a helper sleeps,
+ * went to the helper, and the program never stopped); else the one that
+ * takes it soonest: running, then runnable, then asleep.
+ */
 static struct fx_uthread *taker(int sig, const struct fx_uthread *not)
 {
 	struct fx_uthread *best = NULL;
 	int best_rank = 0;
 
+	if (leader && leader != not && !(leader->sigmask & BIT(sig)) &&
+	    atomic_load(&leader->state) != FX_U_EXITED)
+		return leader;
 	for (struct fx_uthread *u = reg_head; u && best_rank < 3; u = u->reg_next) {
 		if (u == not || (u->sigmask & BIT(sig)))
 			continue;
@@ -1168,4 +1183,5 @@ void fx_sig_after_fork_child(struct fx_uthread *self)
 	sigq_free = NULL;
 	sigq_fresh = 0;
 	fx_sig_register(self);
+	leader = self; /* the child's one thread leads its thread group */
 }

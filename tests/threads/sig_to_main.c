@@ -1,0 +1,109 @@
+/*
+ * A process-directed signal goes to the main thread when it accepts it
+ * (the kernel's complete_signal: kill(2) names the thread group, whose
+ * leader gets the first chance; a threaded Python program relies on it
+ * for Ctrl-C, its main thread waiting in Event.wait while helpers sleep).
+ * Two other threads accept the signal too, asleep (nanosleep) and in a
+ * read of an empty pipe; a forked child sends SIGUSR1 (a handler without
+ * SA_RESTART) to the process after 100 ms while main waits:
+ *   1. in sem_timedwait (5 s): it fails with EINTR, and the handler ran
+ *      on main;
+ *   2. in nanosleep (5 s): it fails with EINTR, and the handler ran on
+ *      main.
+ * The other threads' waits go on. A signal given to another thread is a
+ * FAIL after 5 s, not a hang.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHECK_NAME "sig_to_main"
+#include "check.h"
+
+static pthread_t main_thread;
+static volatile sig_atomic_t on_main, elsewhere;
+static int p[2];
+
+static void handler(int sig)
+{
+	(void)sig;
+	if (pthread_equal(pthread_self(), main_thread))
+		on_main++;
+	else
+		elsewhere++;
+}
+
+static void *sleeper(void *arg)
+{
+	struct timespec t = { 2, 0 };
+
+	while (nanosleep(&t, &t) && errno == EINTR)
+		;
+	return arg;
+}
+
+static void *reader(void *arg)
+{
+	char c;
+
+	while (read(p[0], &c, 1) < 0 && errno == EINTR)
+		;
+	return arg;
+}
+
+/* A child that sends SIGUSR1 to this process after 100 ms. */
+static pid_t send_later(void)
+{
+	pid_t parent = getpid();
+
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		usleep(100000);
+		kill(parent, SIGUSR1);
+		_exit(0);
+	}
+	return pid;
+}
+
+int main(void)
+{
+	struct sigaction sa;
+	sem_t sem;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handler; /* no SA_RESTART */
+	sigaction(SIGUSR1, &sa, NULL);
+	main_thread = pthread_self();
+	if (pipe(p) || sem_init(&sem, 0, 0))
+		return 1;
+	pthread_t s = spawn(sleeper, NULL), r = spawn(reader, NULL);
+	sleep_ms(50); /* both asleep */
+
+	pid_t child = send_later();
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 5;
+	int rc = sem_timedwait(&sem, &until);
+	int err = errno;
+	waitpid(child, NULL, 0);
+	result("sem_timedwait in main: cut short with EINTR", rc == -1 && err == EINTR);
+	result("the handler ran on main", on_main == 1 && elsewhere == 0);
+
+	on_main = elsewhere = 0;
+	child = send_later();
+	struct timespec t = { 5, 0 };
+	rc = nanosleep(&t, &t);
+	err = errno;
+	waitpid(child, NULL, 0);
+	result("nanosleep in main: cut short with EINTR", rc == -1 && err == EINTR);
+	result("the handler ran on main", on_main == 1 && elsewhere == 0);
+
+	result("the reader's wait went on", write(p[1], "x", 1) == 1 && pthread_join(r, NULL) == 0);
+	pthread_join(s, NULL);
+	return failed;
+}
