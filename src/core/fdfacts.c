@@ -375,9 +375,25 @@ FX_EXPORT int epoll_create1(int flags)
 	MADE_ONE(real(flags));
 }
 
+/*
+ * Told the signals a signalfd is about to name, before it is made: the
+ * runtime's signal thread must leave them in the kernel for it
+ * (threads/signals.c defines it; without the runtime, nothing to do).
+ */
+__attribute__((weak)) void fx_sig_for_signalfd(uint64_t set)
+{
+	(void)set;
+}
+
 FX_EXPORT int signalfd(int fd, const sigset_t *mask, int flags)
 {
 	NEXT(signalfd);
+	uint64_t set;
+	uintptr_t m = (uintptr_t)mask; /* declared nonnull; NULL gets the kernel's EFAULT */
+	if (m) {
+		memcpy(&set, (const void *)m, sizeof(set));
+		fx_sig_for_signalfd(set);
+	}
 	MADE_ONE(real(fd, mask, flags));
 }
 

@@ -262,6 +262,8 @@ void fx_fd_made(long nr, const uint64_t *a, int64_t ret);
 bool fx_fd_nonblocking(int fd);
 bool fx_fd_unseekable(int fd);
 bool fx_call_cannot_block(const struct flexsc_entry *e);
+/* a signalfd is about to name set (weak default: nothing; the runtime's in threads/signals.c) */
+void fx_sig_for_signalfd(uint64_t set);
 
 /* the library's own descriptors, out of the program's way (src/core/keptfds.c) */
 /* moves fd (the library's) to a high number and marks it; returns the number it has now */

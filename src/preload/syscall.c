@@ -35,6 +35,7 @@
 #include <sys/syscall.h>
 
 #include "preload/real.h"
+#include "threads/signals.h"
 
 /* Whether prctl's option changes the calling thread's identity only. */
 static bool prctl_own_identity(long option)
@@ -91,6 +92,8 @@ FX_EXPORT long syscall(long nr, ...)
 		return execveat((int)a[0], (const char *)a[1], (char *const *)a[2], (char *const *)a[3], (int)a[4]);
 	if (fx_rt_active && fx_io_syscall(nr, a, &r))
 		return r;
+	if (fx_rt_active && (nr == SYS_signalfd || nr == SYS_signalfd4) && a[1])
+		fx_sig_for_signalfd(*(const uint64_t *)a[1]); /* as signalfd() (preload/signal.c) */
 	bind_for(nr, a);
 	if (!fx_rt_active || !fx_kstate_call(nr, a, &r)) {
 		r = fx_raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);

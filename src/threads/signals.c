@@ -46,6 +46,7 @@
 static _Atomic int reg_lock;            /* the registry, the sigwait list, proc_pending, the siginfo queues */
 static struct fx_uthread *reg_head;     /* live uthreads */
 static struct fx_uthread *leader;       /* the process's main thread's (the fork child's: its one), or NULL */
+static _Atomic uint64_t fd_sigs;        /* signals the program reads through a signalfd: the kernel keeps them (fx_sig_for_signalfd) */
 static struct fx_wlist sigwaiters;      /* uthreads in sigwait */
 static _Atomic uint64_t proc_pending;   /* process-directed, no uthread could take them yet */
 static _Atomic int stuck_any;           /* some uthread has sig_stuck signals (fx_sig_retry) */
@@ -665,6 +666,8 @@ static uint64_t thread_pending(void)
 	return bits;
 }
 
+#define FX_SIG_FD_LOOK_NS 10000000ull
+
 /*
  * With reg_lock held: whether the kernel still has one of set pending (for
  * the process, or for this kernel thread), at a wait's deadline. The
@@ -718,6 +721,8 @@ again:
 		/* within what is pending at all: an unknown answer (~0) must not name one that is not */
 		if (kpend & set)
 			priv = thread_pending() & set & kpend;
+		/* those of a signalfd stay in the kernel, whoever they were sent to: taken here */
+		priv |= kpend & set & atomic_load(&fd_sigs);
 		h = lock_reg();
 		uint64_t rpend = (atomic_load(&u->sigpending) | atomic_load(&proc_pending)) & set;
 		if (priv && (!rpend || __builtin_ctzll(priv) < __builtin_ctzll(rpend))) {
@@ -750,7 +755,12 @@ again:
 	u->sigwait_info.si_signo = 0;
 	fx_wlist_push(&sigwaiters, &w);
 	unlock_reg(h);
-	fx_waiter_sleep_cp(&w, deadline);
+	/* no one hands on a signalfd's signals: look again every FX_SIG_FD_LOOK_NS */
+	bool looks = set & atomic_load(&fd_sigs);
+	uint64_t until = deadline;
+	if (looks && fx_now_ns() + FX_SIG_FD_LOOK_NS < deadline)
+		until = fx_now_ns() + FX_SIG_FD_LOOK_NS;
+	fx_waiter_sleep_cp(&w, until);
 	h = lock_reg();
 	fx_wlist_remove(&sigwaiters, &w);
 	u->sigwait_set = 0;
@@ -761,6 +771,8 @@ again:
 	if (!sig) {
 		if (fx_cancel_pending(u))
 			return -ECANCELED;
+		if (until < deadline)
+			goto again;
 		if (pending) {
 			/* the look above takes it, or the signal thread hands it on in a moment */
 			fx_raw_syscall6(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
@@ -1055,14 +1067,17 @@ void fx_handler_longjmp(struct fx_carrier *c, uintptr_t sp, const uint64_t *mask
  */
 static void *signal_thread(void *arg)
 {
-	uint64_t set = ~reserved;
 	struct timespec zero = { 0, 0 };
 
 	(void)arg;
 	fx_raw_syscall6(SYS_prctl, PR_SET_NAME, (long)"flexsc-signals", 0, 0, 0, 0);
+	/* under the lock: fx_sig_for_signalfd changes its mask with fd_sigs */
+	struct reg_hold h = lock_reg_as(true);
+	uint64_t set = ~reserved & ~atomic_load(&fd_sigs);
 	int fd = fx_fd_keep((int)fx_raw_syscall6(SYS_signalfd4, -1, (long)&set, 8,
 						  SFD_CLOEXEC | SFD_NONBLOCK, 0, 0));
 	atomic_store(&sig_fd, fd);
+	unlock_reg(h);
 	atomic_store(&sig_thread_ready, 1);
 	fx_futex_wake(&sig_thread_ready, 1);
 	for (;;) {
@@ -1073,23 +1088,65 @@ static void *signal_thread(void *arg)
 			struct pollfd p = { .fd = fd, .events = POLLIN };
 			if (fx_raw_syscall6(SYS_poll, (long)&p, 1, -1, 0, 0, 0) <= 0)
 				continue;
-			struct reg_hold h = lock_reg_as(true); /* the signal thread blocks every signal */
+			h = lock_reg_as(true); /* the signal thread blocks every signal */
+			uint64_t set = ~reserved & ~atomic_load(&fd_sigs);
 			sig = fx_raw_syscall6(SYS_rt_sigtimedwait, (long)&set, (long)&info, (long)&zero, 8, 0, 0);
 			if (sig > 0)
 				act = dispatch_held((int)sig, &info);
 			unlock_reg(h);
 		} else {
+			uint64_t set = ~reserved & ~atomic_load(&fd_sigs);
 			sig = fx_raw_syscall6(SYS_rt_sigtimedwait, (long)&set, (long)&info, 0, 8, 0, 0);
 			if (sig <= 0)
 				continue;
-			struct reg_hold h = lock_reg_as(true);
-			act = dispatch_held((int)sig, &info);
+			h = lock_reg_as(true);
+			if (atomic_load(&fd_sigs) & BIT(sig)) /* a signalfd's since it waited: the kernel's again */
+				fx_raw_syscall6(SYS_rt_sigqueueinfo, getpid(), sig, (long)&info, 0, 0, 0);
+			else
+				act = dispatch_held((int)sig, &info);
 			unlock_reg(h);
 		}
 		if (act)
 			act_by_default((int)sig);
 	}
 	return NULL;
+}
+
+/*
+ * Signals a program reads through a signalfd (signalfd(2): it blocks them,
+ * and the kernel keeps them pending until a read of the descriptor takes
+ * them) must stay in the kernel: the signal thread, which takes every
+ * signal no running uthread accepts, took them, and the signalfd never saw
+ * them (script(1), waiting for SIGCHLD so, hung every time; daemons lost
+ * their SIGTERM). *Decision:* once a signalfd of the program names a
+ * signal, the signal thread leaves it to the kernel for the rest of the
+ * process's life (a descriptor's end is not followed: it may be a dup's),
+ * and those the runtime held for the process go back to the kernel, with
+ * their siginfo. A sigwait for one takes it from the kernel itself,
+ * looking again every FX_SIG_FD_LOOK_NS while it waits (nobody hands it
+ * on); a handler for one runs when a carrier running a uthread that
+ * accepts it gets it from the kernel.
+ */
+void fx_sig_for_signalfd(uint64_t set)
+{
+	set &= ~reserved;
+	if (!(set & ~atomic_load(&fd_sigs)))
+		return;
+	struct reg_hold h = lock_reg();
+	uint64_t added = set & ~atomic_fetch_or(&fd_sigs, set);
+	int fd = atomic_load(&sig_fd);
+	if (added && fd >= 0) {
+		uint64_t left = ~reserved & ~atomic_load(&fd_sigs);
+		fx_raw_syscall6(SYS_signalfd4, fd, (long)&left, 8, SFD_CLOEXEC | SFD_NONBLOCK, 0, 0);
+	}
+	for (uint64_t back = added & atomic_load(&proc_pending); back; back &= back - 1) {
+		uint64_t one = back & -back;
+		siginfo_t info;
+		int sig;
+		while ((sig = take_lowest(&proc_pending, NULL, &proc_q, one, &info)))
+			fx_raw_syscall6(SYS_rt_sigqueueinfo, getpid(), sig, (long)&info, 0, 0, 0);
+	}
+	unlock_reg(h);
 }
 
 void fx_sig_retry(void)
