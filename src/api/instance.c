@@ -191,8 +191,13 @@ FX_EXPORT int flexsc_queue_create(struct flexsc *fx, struct flexsc_queue **out)
 			goto fail;
 		q->wake = &q->tq->wake;
 	}
-	if (fx->uring_ok && (fx->engine == FLEXSC_ENGINE_AUTO || fx->engine == FLEXSC_ENGINE_URING))
-		fx_uring_create(q); /* on failure q->ring stays NULL and calls take the fallback route */
+	/*
+	 * The ring is made when a call could first use it, by the owner: a
+	 * queue whose calls all run elsewhere (FlexSC-Threads' lone thread,
+	 * a fork child about to exec) does not pay for one (a ring of 4,096
+	 * entries made a fork of a process under flexsc-run cost ~1 ms).
+	 */
+	q->ring_later = fx->uring_ok && (fx->engine == FLEXSC_ENGINE_AUTO || fx->engine == FLEXSC_ENGINE_URING);
 
 	pthread_mutex_lock(&fx->lock);
 	if (fx->nqueues == fx->cap_queues) {

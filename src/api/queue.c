@@ -190,9 +190,18 @@ int fx_queue_harvest(struct flexsc_queue *q)
 	return n;
 }
 
-/* A filtered owner hands no call to the ring (identity.c): it would bypass the filter. */
-static bool ring_allowed(const struct flexsc_queue *q)
+/*
+ * A filtered owner hands no call to the ring (identity.c): it would bypass
+ * the filter. The ring is made here, on the owner, the first time a call
+ * could use it; on failure q->ring stays NULL and calls take the fallback
+ * route.
+ */
+static bool ring_allowed(struct flexsc_queue *q)
 {
+	if (fx_unlikely(q->ring_later) && !q->filtered && !q->to_threads) {
+		q->ring_later = false;
+		fx_uring_create(q);
+	}
 	return q->ring && !q->filtered && !q->to_threads;
 }
 
@@ -255,7 +264,7 @@ static bool quick_in_place(const struct flexsc_queue *q, const struct flexsc_ent
 	return quick_call(q, e) && (!q->quick_off_until || fx_now_ns() >= q->quick_off_until);
 }
 
-static enum fx_route route_for(const struct flexsc_queue *q, const struct fx_sysdesc *d,
+static enum fx_route route_for(struct flexsc_queue *q, const struct fx_sysdesc *d,
 			       const struct flexsc_entry *e, bool chain_fd)
 {
 	enum flexsc_engine eng = q->fx->engine;

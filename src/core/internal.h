@@ -134,7 +134,8 @@ struct flexsc_queue {
 
 	unsigned inflight[4]; /* by route */
 
-	struct fx_uring *ring; /* NULL: no io_uring route */
+	struct fx_uring *ring; /* NULL: no io_uring route (yet: ring_later) */
+	bool ring_later;       /* the ring is made when a call could first use it (queue.c, ring_allowed) */
 	struct fx_tq *tq;      /* NULL: no syscall threads */
 	struct fx_wake own_wake;
 	struct fx_wake *wake;  /* &tq->wake or &own_wake */

@@ -100,6 +100,14 @@ int main(void)
 		atomic_init(&w.owner, 0);
 		CHECK_EQ(pthread_create(&t, NULL, waker_main, &w), 0);
 
+		/*
+		 * A read of 0 bytes first, through the same route: the ring (and
+		 * the context anchor's thread) are made at a queue's first call
+		 * that could use them, and the owner sleeps a moment while that
+		 * thread starts, which the waker would take for the read's wait.
+		 */
+		uint64_t none[3] = { (uint64_t)p[0], (uint64_t)(uintptr_t)&c, 0 };
+		CHECK_EQ(flexsc_syscall(q, SYS_read, 3, none), 0);
 		uint64_t args[3] = { (uint64_t)p[0], (uint64_t)(uintptr_t)&c, 1 };
 		struct flexsc_stats before, after;
 		CHECK_EQ(flexsc_queue_stats(q, &before), 0);
