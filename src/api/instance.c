@@ -192,12 +192,17 @@ FX_EXPORT int flexsc_queue_create(struct flexsc *fx, struct flexsc_queue **out)
 		q->wake = &q->tq->wake;
 	}
 	/*
-	 * The ring is made when a call could first use it, by the owner: a
-	 * queue whose calls all run elsewhere (FlexSC-Threads' lone thread,
-	 * a fork child about to exec) does not pay for one (a ring of 4,096
-	 * entries made a fork of a process under flexsc-run cost ~1 ms).
+	 * FlexSC-Threads has its queues make the ring when a call could first
+	 * use it (rings_later), by the owner: a queue whose calls all run
+	 * elsewhere (a lone thread's, a fork child's about to exec) does not
+	 * pay for one. A library user gets it now, with its descriptors.
 	 */
-	q->ring_later = fx->uring_ok && (fx->engine == FLEXSC_ENGINE_AUTO || fx->engine == FLEXSC_ENGINE_URING);
+	if (fx->uring_ok && (fx->engine == FLEXSC_ENGINE_AUTO || fx->engine == FLEXSC_ENGINE_URING)) {
+		if (fx->rings_later)
+			q->ring_later = true;
+		else
+			fx_uring_create(q); /* on failure q->ring stays NULL and calls take the fallback route */
+	}
 
 	pthread_mutex_lock(&fx->lock);
 	if (fx->nqueues == fx->cap_queues) {

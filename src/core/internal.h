@@ -157,6 +157,7 @@ struct flexsc {
 	struct flexsc_config cfg;
 	enum flexsc_engine engine;       /* after fallbacks */
 	bool uring_ok;                   /* io_uring usable */
+	bool rings_later;                /* queues make their ring at their first call that could use it */
 	uint8_t uring_ops[FX_CACHELINE]; /* bitmap of probed opcodes (up to 512) */
 	struct fx_pool *pool;            /* NULL without syscall threads */
 	pthread_mutex_t lock;            /* queue list */

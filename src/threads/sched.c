@@ -1928,14 +1928,23 @@ static struct flexsc_config rt_cfg;
 bool fx_rt_inline;
 
 /*
+ * The runtime's settings of its instance, made just after it registers it.
+ *
  * Under the synchronous engine a call runs on the uthread that makes it, at
  * once, as on NPTL: a batch of one. A batch of several would run the others'
  * calls on whichever uthread flushes it, its context live on the carrier
  * while they block: nothing else could run it (docs/threads.md, "The
  * synchronous engine").
  */
-static void calls_inline(void)
+static void tune_instance(void)
 {
+	/*
+	 * And a carrier's ring is made at its first call that could run
+	 * there: a fork child that runs its calls itself and execs, or a
+	 * thread alone, has none (a fork cost ~1 ms making one of 4,096
+	 * entries, thrown away at the exec).
+	 */
+	fx_rt_instance->rings_later = true;
 	fx_rt_inline = flexsc_engine_in_use(fx_rt_instance) == FLEXSC_ENGINE_SYNC;
 	alone_here = !fx_rt_inline && rt_cfg.engine == FLEXSC_ENGINE_AUTO && !rt_cfg.nr_syscall_cpus;
 	if (fx_rt_inline) {
@@ -1973,7 +1982,7 @@ int fx_rt_after_fork_child(void)
 	bound_instance = NULL;
 	int err = flexsc_register(&fx_rt_instance, &rt_cfg);
 	if (!err) {
-		calls_inline();
+		tune_instance();
 		in_use_start(); /* the monitor is gone with the parent's threads: from one slot again */
 	}
 	atomic_store(&c->in_call, NULL);
@@ -2292,7 +2301,7 @@ int fx_rt_start(void)
 	err = flexsc_register(&fx_rt_instance, &cfg);
 	if (err)
 		return err;
-	calls_inline();
+	tune_instance();
 	in_use_start();
 	fx_spares_max = fx_rt_inline ? FX_SPARES_MAX_SYNC : FX_SPARES_MAX;
 	fx_carriers = calloc(fx_ncarriers + fx_spares_max, sizeof(*fx_carriers));
