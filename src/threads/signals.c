@@ -598,10 +598,34 @@ void fx_sig_send(struct fx_uthread *u, int sig)
  * wait for the next mask change (a pselect letting SIGCHLD in waited for
  * ever).
  */
+/*
+ * With reg_lock held, as standard signals of set leave the process's
+ * pending ones in the runtime: one of their numbers the kernel holds for
+ * the process came while they were pending (the signal thread records
+ * under the lock), and the kernel would have dropped it then: dropped now
+ * (three kills of SIGUSR1 while every thread blocked it made two).
+ */
+static void drop_kernel_duplicates(uint64_t set)
+{
+	uint64_t kpend = 0;
+	struct timespec zero = { 0, 0 };
+
+	set &= (1ull << 31) - 1; /* the standard ones, 1..31 */
+	if (!set)
+		return;
+	fx_raw_syscall6(SYS_rt_sigpending, (long)&kpend, 8, 0, 0, 0, 0);
+	for (uint64_t dup = kpend & set; dup; dup &= dup - 1) {
+		uint64_t one = dup & -dup;
+		siginfo_t info;
+		fx_raw_syscall6(SYS_rt_sigtimedwait, (long)&one, (long)&info, (long)&zero, 8, 0, 0);
+	}
+}
+
 void fx_sig_mask_changed(struct fx_uthread *u)
 {
 	struct reg_hold h = lock_reg();
 	uint64_t take = atomic_fetch_and(&proc_pending, u->sigmask) & ~u->sigmask;
+	drop_kernel_duplicates(take);
 
 	for (uint64_t t = take; t; t &= t - 1)
 		q_move(&proc_q, &u->sigq, __builtin_ctzll(t) + 1, false);
@@ -737,8 +761,10 @@ again:
 		if (rpend) {
 			uint64_t one = rpend & -rpend;
 			sig = take_lowest(&u->sigpending, &u->sigpending_proc, &u->sigq, one, info);
-			if (!sig)
+			if (!sig) {
 				sig = take_lowest(&proc_pending, NULL, &proc_q, one, info);
+				drop_kernel_duplicates(one);
+			}
 			unlock_reg(h);
 			return sig;
 		}

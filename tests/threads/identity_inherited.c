@@ -13,19 +13,12 @@
  *      of root's; the one made before is still root;
  *   3. unshare(CLONE_NEWNET): the thread made after is in the new network
  *      namespace, the one made before in the old.
- * And two changes in a process of one thread, which NPTL makes there:
- *   4. PR_SET_KEEPCAPS, setresuid(65534), capset back to the permitted
- *      set, then setresgid(65534) succeeds (setpriv --reuid --regid does
- *      this; the runtime aborted: the gid change failed on its other
- *      threads, which had no KEEPCAPS);
- *   5. unshare(CLONE_NEWUSER) succeeds (the kernel wants a process of one
- *      thread: `unshare -r` failed with EINVAL).
+ * identity_one_thread.c checks changes in a process of one thread.
  * Runs as root only (prints a skip line and exits 77 otherwise).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -160,39 +153,8 @@ static void inherited(const char *what, int (*change)(void))
 		fprintf(stderr, "%s: status %x: %s", what, st, out);
 }
 
-static int keepcaps(void *arg)
-{
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2];
-
-	(void)arg;
-	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) || setresuid(65534, 65534, 65534))
-		return 1;
-	if (syscall(SYS_capget, &h, d))
-		return 2;
-	d[0].effective = d[0].permitted;
-	d[1].effective = d[1].permitted;
-	if (syscall(SYS_capset, &h, d))
-		return 3;
-	if (setresgid(65534, 65534, 65534))
-		return 4;
-	return getuid() == 65534 && getgid() == 65534 ? 0 : 5;
-}
-
-static int new_user_ns(void *arg)
-{
-	(void)arg;
-	if (unshare(CLONE_NEWUSER) == 0)
-		return 0;
-	printf("%s\n", strerror(errno));
-	fflush(stdout);
-	return 1;
-}
-
 int main(void)
 {
-	char out[256];
-
 	if (geteuid() != 0) {
 		printf("%s: skip: needs root\n", CHECK_NAME);
 		return 77;
@@ -209,13 +171,6 @@ int main(void)
 	inherited("no_new_privs and a seccomp filter", change_seccomp);
 	inherited("the raw setresuid(65534)", change_uid);
 	inherited("unshare(CLONE_NEWNET)", change_net);
-
-	int st = run_captured(keepcaps, NULL, out, sizeof(out));
-	resultf(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-		"one thread: KEEPCAPS, setresuid, capset, then setresgid succeeds (status %x)", st);
-	st = run_captured(new_user_ns, NULL, out, sizeof(out));
-	resultf(WIFEXITED(st) && WEXITSTATUS(st) == 0, "one thread: unshare(CLONE_NEWUSER) succeeds (%s)",
-		WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "yes" : out);
 
 	unlink(secret);
 	rmdir(dir);

@@ -1,0 +1,70 @@
+/*
+ * Identity changes in a process of one thread, which NPTL makes there,
+ * each in a forked child (they cannot be undone):
+ *   1. PR_SET_KEEPCAPS, setresuid(65534), capset back to the permitted
+ *      set, then setresgid(65534) succeeds (setpriv --reuid --regid does
+ *      this; under flexsc-run it aborted: the gid change failed on a
+ *      carrier of the runtime's that had no KEEPCAPS);
+ *   2. unshare(CLONE_NEWUSER) succeeds (the kernel wants a process of one
+ *      thread: `unshare -r` failed with EINVAL).
+ * Runs as root only (prints a skip line and exits 77 otherwise).
+ */
+// flexsc-test: skip-config threads (every call goes to a syscall thread, which starts at the child's first call: the process is no longer one thread; docs/threads.md, "Threads made afterwards")
+// flexsc-test: skip-config split (the same: --engine threads)
+// flexsc-test: skip-config auto (the same: calls go to syscall threads on the syscall core)
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define CHECK_NAME "identity_one_thread"
+#include "check.h"
+
+static int keepcaps(void *arg)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	(void)arg;
+	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) || setresuid(65534, 65534, 65534))
+		return 1;
+	if (syscall(SYS_capget, &h, d))
+		return 2;
+	d[0].effective = d[0].permitted;
+	d[1].effective = d[1].permitted;
+	if (syscall(SYS_capset, &h, d))
+		return 3;
+	if (setresgid(65534, 65534, 65534))
+		return 4;
+	return getuid() == 65534 && getgid() == 65534 ? 0 : 5;
+}
+
+static int new_user_ns(void *arg)
+{
+	(void)arg;
+	if (unshare(CLONE_NEWUSER) == 0)
+		return 0;
+	printf("%s\n", strerror(errno));
+	fflush(stdout);
+	return 1;
+}
+
+int main(void)
+{
+	char out[256];
+
+	if (geteuid() != 0) {
+		printf("%s: skip: needs root\n", CHECK_NAME);
+		return 77;
+	}
+	int st = run_captured(keepcaps, NULL, out, sizeof(out));
+	resultf(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		"KEEPCAPS, setresuid, capset, then setresgid succeeds (status %x)", st);
+	st = run_captured(new_user_ns, NULL, out, sizeof(out));
+	resultf(WIFEXITED(st) && WEXITSTATUS(st) == 0, "unshare(CLONE_NEWUSER) succeeds%s%s",
+		WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "" : ": ", WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "" : out);
+	return failed;
+}
