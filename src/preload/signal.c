@@ -313,6 +313,10 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
 		errno = saved;
 		return;
 	}
+	if (c && !c->in_handler && fx_sig_for_leader(c, sig, info)) {
+		errno = saved;
+		return;
+	}
 	int level = c ? c->in_handler : 0;
 
 	note_delivery(info);

@@ -507,6 +507,48 @@ static struct fx_uthread *taker(int sig, const struct fx_uthread *not)
 }
 
 /*
+ * Whether a signal the kernel delivered was sent to the process (kill,
+ * sigqueue, alarm, a child's SIGCHLD), not to a thread (tgkill, and the
+ * faults of the instruction that ran, which belong to it). POSIX timers
+ * are left where they land: the runtime may aim them at a thread.
+ */
+static bool process_directed(int sig, const siginfo_t *info)
+{
+	bool fault = sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGTRAP ||
+		     sig == SIGSYS;
+
+	if (fault && info->si_code > 0)
+		return false;
+	return info->si_code != SI_TKILL && info->si_code != SI_TIMER;
+}
+
+/*
+ * From the handler's entry on c, before the program's handler runs on c's
+ * uthread: a process-directed signal the main thread accepts goes to the
+ * main thread, as the kernel chooses (taker), not to the uthread that
+ * happened to run here. The kernel gave it to c because the main thread's
+ * carrier, waiting in the runtime, blocked every signal: a computing
+ * thread's carrier took SIGALRM, its handler ran there, and the main
+ * thread's pause or sem_wait was never ended. True when it was passed on
+ * (then the handler does not run here).
+ */
+bool fx_sig_for_leader(struct fx_carrier *c, int sig, const siginfo_t *info)
+{
+	struct fx_uthread *cur = c->current, *l = leader;
+
+	if (!l || !cur || l == cur || !info || !process_directed(sig, info) || (l->sigmask & BIT(sig)))
+		return false;
+	bool moved = false;
+	struct reg_hold h = lock_reg();
+	if (leader == l && !(l->sigmask & BIT(sig)) && atomic_load(&l->state) != FX_U_EXITED) {
+		to_uthread(l, sig, info, true);
+		moved = true;
+	}
+	unlock_reg(h);
+	return moved;
+}
+
+/*
  * With reg_lock held: the process-directed signals of set that u was
  * given and has not taken (it blocks them now, or it exits) go to
  * another uthread that accepts them, or stay pending for the process,

@@ -10,8 +10,12 @@
  *      on main;
  *   2. in nanosleep (5 s): it fails with EINTR, and the handler ran on
  *      main.
- * The other threads' waits go on. A signal given to another thread is a
- * FAIL after 5 s, not a hang.
+ * The other threads' waits go on. And with a third thread computing (its
+ * carrier runs with the signal unblocked: the kernel gave it the signal,
+ * and its handler ran there while main's wait went on, for ever):
+ *   3. SIGALRM from ualarm (100 ms) while main waits in sem_timedwait
+ *      (5 s): it fails with EINTR, and the handler ran on main.
+ * A signal given to another thread is a FAIL after 5 s, not a hang.
  */
 // flexsc-test: skip-config sync (each call blocks its carrier in the kernel with its thread's mask, and the kernel gives the signal to such a carrier itself: docs/threads.md, Signals, step 4)
 #define _GNU_SOURCE
@@ -43,6 +47,15 @@ static void *sleeper(void *arg)
 	struct timespec t = { 2, 0 };
 
 	while (nanosleep(&t, &t) && errno == EINTR)
+		;
+	return arg;
+}
+
+static _Atomic int spin_stop;
+
+static void *spinner(void *arg)
+{
+	while (!atomic_load_explicit(&spin_stop, memory_order_relaxed))
 		;
 	return arg;
 }
@@ -79,6 +92,7 @@ int main(void)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = handler; /* no SA_RESTART */
 	sigaction(SIGUSR1, &sa, NULL);
+	sigaction(SIGALRM, &sa, NULL);
 	main_thread = pthread_self();
 	if (pipe(p) || sem_init(&sem, 0, 0))
 		return 1;
@@ -102,6 +116,19 @@ int main(void)
 	err = errno;
 	waitpid(child, NULL, 0);
 	result("nanosleep in main: cut short with EINTR", rc == -1 && err == EINTR);
+	result("the handler ran on main", on_main == 1 && elsewhere == 0);
+
+	on_main = elsewhere = 0;
+	pthread_t busy = spawn(spinner, NULL);
+	sleep_ms(50); /* computing */
+	ualarm(100000, 0);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 5;
+	rc = sem_timedwait(&sem, &until);
+	err = errno;
+	atomic_store(&spin_stop, 1);
+	pthread_join(busy, NULL);
+	result("SIGALRM, a thread computing: main's sem_timedwait cut short with EINTR", rc == -1 && err == EINTR);
 	result("the handler ran on main", on_main == 1 && elsewhere == 0);
 
 	result("the reader's wait went on", write(p[1], "x", 1) == 1 && pthread_join(r, NULL) == 0);
