@@ -376,9 +376,11 @@ FX_EXPORT int epoll_create1(int flags)
 }
 
 /*
- * Told the signals a signalfd is about to name, before it is made: the
- * runtime's signal thread must leave them in the kernel for it
- * (threads/signals.c defines it; without the runtime, nothing to do).
+ * Told the signals a signalfd names, once it is made: the runtime's
+ * signal thread must leave them in the kernel for it, and give back those
+ * it took (threads/signals.c defines it; without the runtime, nothing to
+ * do). After the call, not before: the kernel has read the mask then, so
+ * a bad pointer gets its EFAULT, not a crash here.
  */
 __attribute__((weak)) void fx_sig_for_signalfd(uint64_t set)
 {
@@ -388,13 +390,14 @@ __attribute__((weak)) void fx_sig_for_signalfd(uint64_t set)
 FX_EXPORT int signalfd(int fd, const sigset_t *mask, int flags)
 {
 	NEXT(signalfd);
-	uint64_t set;
-	uintptr_t m = (uintptr_t)mask; /* declared nonnull; NULL gets the kernel's EFAULT */
-	if (m) {
-		memcpy(&set, (const void *)m, sizeof(set));
+	int r = real(fd, mask, flags);
+	if (r >= 0) {
+		uint64_t set;
+		memcpy(&set, mask, sizeof(set));
 		fx_sig_for_signalfd(set);
 	}
-	MADE_ONE(real(fd, mask, flags));
+	fx_fd_new(r);
+	return r;
 }
 
 FX_EXPORT int timerfd_create(int clock, int flags)

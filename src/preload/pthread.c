@@ -116,13 +116,12 @@ FX_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	}
 	u->id = atomic_fetch_add(&next_id, 1);
 	atomic_store(&u->detached, detach == PTHREAD_CREATE_DETACHED);
-	err = -fx_uthread_start(u);
-	if (err) {
-		fx_uthread_free(u);
-		return err;
-	}
+	/* before it starts: it may run, exit and (detached) be freed at once, and may read it */
 	*thread = (pthread_t)u->tcb;
-	return 0;
+	err = -fx_uthread_start(u);
+	if (err)
+		fx_uthread_free(u); /* never started */
+	return err;
 }
 
 /* Waits until t exited and its context is saved; frees it. */

@@ -92,8 +92,6 @@ FX_EXPORT long syscall(long nr, ...)
 		return execveat((int)a[0], (const char *)a[1], (char *const *)a[2], (char *const *)a[3], (int)a[4]);
 	if (fx_rt_active && fx_io_syscall(nr, a, &r))
 		return r;
-	if (fx_rt_active && (nr == SYS_signalfd || nr == SYS_signalfd4) && a[1])
-		fx_sig_for_signalfd(*(const uint64_t *)a[1]); /* as signalfd() (preload/signal.c) */
 	bind_for(nr, a);
 	if (!fx_rt_active || !fx_kstate_call(nr, a, &r)) {
 		r = fx_raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
@@ -101,6 +99,9 @@ FX_EXPORT long syscall(long nr, ...)
 		fx_fd_made(nr, (const uint64_t *)a, r);
 		if (nr == SYS_close || nr == SYS_close_range || nr == SYS_dup2 || nr == SYS_dup3)
 			fx_fd_changed();
+		/* as signalfd() (core/fdfacts.c): made, so the kernel read the mask */
+		if (fx_rt_active && r >= 0 && (nr == SYS_signalfd || nr == SYS_signalfd4))
+			fx_sig_for_signalfd(*(const uint64_t *)a[1]);
 	}
 	return fx_libc_ret(r);
 }
