@@ -647,6 +647,8 @@ void fx_sig_send(struct fx_uthread *u, int sig)
  * under the lock), and the kernel would have dropped it then: dropped now
  * (three kills of SIGUSR1 while every thread blocked it made two).
  */
+static uint64_t thread_pending(void);
+
 static void drop_kernel_duplicates(uint64_t set)
 {
 	uint64_t kpend = 0;
@@ -656,6 +658,8 @@ static void drop_kernel_duplicates(uint64_t set)
 	if (!set)
 		return;
 	fx_raw_syscall6(SYS_rt_sigpending, (long)&kpend, 8, 0, 0, 0, 0);
+	if (kpend & set)
+		kpend &= ~thread_pending(); /* the process's only: one sent to this thread is its own */
 	for (uint64_t dup = kpend & set; dup; dup &= dup - 1) {
 		uint64_t one = dup & -dup;
 		siginfo_t info;
