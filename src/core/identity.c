@@ -153,8 +153,19 @@ int fx_context_anchor_get(void)
 	if (!anchor) {
 		struct anchor *a = calloc(1, sizeof(*a));
 		if (a) {
+			/*
+			 * Made with the signals it blocks blocked (all but glibc's own
+			 * 32 and 33, as anchor_main): it starts with its maker's
+			 * mask, and a signal the program sends the process in that
+			 * moment would be acted on there (the maker is a ring's
+			 * owner, any thread of the program's, at its first SQE).
+			 */
+			uint64_t all = ~0ull & ~(3ull << 31), old;
 			atomic_store(&a->run, 1);
-			if (fx_os_thread_create(&a->thread, anchor_main, a) == 0) {
+			fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8, 0, 0);
+			int err = fx_os_thread_create(&a->thread, anchor_main, a);
+			fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
+			if (err == 0) {
 				while (!atomic_load(&a->started))
 					fx_futex_wait(&a->started, 0, NULL);
 				anchor = a;

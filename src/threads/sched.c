@@ -744,6 +744,19 @@ static void idle_sleep(struct fx_carrier *c)
 {
 	uint64_t deadline = fx_timers_next(c);
 	struct timespec rel, *relp = NULL;
+	uint64_t idle_mask = fx_sig_idle_mask();
+
+	/*
+	 * Every signal blocked first, even on a pass that does not sleep (a
+	 * timer due): a carrier that runs no uthread must not take the
+	 * process's signals. A new carrier starts with its maker's mask, and
+	 * one whose first passes found other carriers' timers due kept it: a
+	 * SIGUSR2 that every thread blocked killed the process there.
+	 */
+	if (c->kmask != idle_mask) {
+		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&idle_mask, 0, 8, 0, 0);
+		c->kmask = idle_mask;
+	}
 
 	/* a shared carrier fires the others' timers too (steal); an exclusive or handed one only its own */
 	if (!c->own && !atomic_load_explicit(&c->handed, memory_order_relaxed))
@@ -762,13 +775,7 @@ static void idle_sleep(struct fx_carrier *c)
 		relp = &rel;
 	}
 	c->idle_sleeps++;
-	fx_sig_thread_needed(); /* this carrier is about to block every signal */
-	uint64_t idle_mask = fx_sig_idle_mask();
-	if (c->kmask != idle_mask) {
-		/* signals go to a carrier running a uthread that takes them, or the signal thread */
-		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&idle_mask, 0, 8, 0, 0);
-		c->kmask = idle_mask;
-	}
+	fx_sig_thread_needed(); /* this carrier blocks every signal while it sleeps */
 	uint64_t t0 = fx_rt_specialize ? fx_now_ns() : 0;
 	if (c->inflight || flexsc_flush(c->q) > 0) {
 		/* seq_cst: pairs with the fence in kick */
