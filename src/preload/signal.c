@@ -313,7 +313,8 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
 		errno = saved;
 		return;
 	}
-	if (c && !c->in_handler && fx_sig_for_leader(c, sig, info)) {
+	if (c && !c->in_handler &&
+	    fx_sig_for_leader(c, sig, info, (uintptr_t)((ucontext_t *)uctx)->uc_mcontext.gregs[REG_RIP])) {
 		errno = saved;
 		return;
 	}

@@ -95,7 +95,7 @@ void fx_preempt_init(void)
 		dl_iterate_phdr(note_object, NULL);
 }
 
-static bool switch_safe_at(uintptr_t pc)
+bool fx_switch_safe_at(uintptr_t pc)
 {
 	if (!nranges)
 		return false; /* not told where libc is: nowhere is known to be safe */
@@ -119,7 +119,7 @@ void fx_preempt_poked(struct fx_carrier *c, void *uc)
 
 	/* asked while an earlier uthread ran, or here inside the runtime or a handler */
 	if (!at || at != c->switches + 1 || !c->current || c->in_rt || c->raw_handler || c->sig_locked ||
-	    fx_in_handler(c) || !switch_safe_at((uintptr_t)ctx->uc_mcontext.gregs[REG_RIP]))
+	    fx_in_handler(c) || !fx_switch_safe_at((uintptr_t)ctx->uc_mcontext.gregs[REG_RIP]))
 		return;
 	/*
 	 * A uthread that holds a mutex gets a few more looks to let go of it:

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "threads/overflow.h"
+#include "threads/preempt.h"
 #include "threads/rt.h"
 #include "threads/signals.h"
 #include "threads/waiter.h"
@@ -532,11 +533,19 @@ static bool process_directed(int sig, const siginfo_t *info)
  * thread's pause or sem_wait was never ended. True when it was passed on
  * (then the handler does not run here).
  */
-bool fx_sig_for_leader(struct fx_carrier *c, int sig, const siginfo_t *info)
+bool fx_sig_for_leader(struct fx_carrier *c, int sig, const siginfo_t *info, uintptr_t pc)
 {
 	struct fx_uthread *cur = c->current, *l = leader;
 
 	if (!l || !cur || l == cur || !info || !process_directed(sig, info) || (l->sigmask & BIT(sig)))
+		return false;
+	/*
+	 * Only where the signal interrupted the program's own code: inside the
+	 * runtime this carrier may hold a run queue's lock that the hand-over
+	 * needs, while the signal thread holds the registry's and waits for it
+	 * (the soak deadlocked so).
+	 */
+	if (c->in_rt || !fx_switch_safe_at(pc))
 		return false;
 	bool moved = false;
 	struct reg_hold h = lock_reg();
