@@ -658,15 +658,23 @@ void fx_sig_send(struct fx_uthread *u, int sig)
  */
 static uint64_t thread_pending(void);
 
+/* The signals pending in the kernel for the calling kernel thread and for the process. */
+static uint64_t kernel_pending(void)
+{
+	uint64_t bits = 0;
+
+	fx_raw_syscall6(SYS_rt_sigpending, (long)&bits, 8, 0, 0, 0, 0);
+	return bits;
+}
+
 static void drop_kernel_duplicates(uint64_t set)
 {
-	uint64_t kpend = 0;
 	struct timespec zero = { 0, 0 };
 
 	set &= (1ull << 31) - 1; /* the standard ones, 1..31 */
 	if (!set)
 		return;
-	fx_raw_syscall6(SYS_rt_sigpending, (long)&kpend, 8, 0, 0, 0, 0);
+	uint64_t kpend = kernel_pending();
 	if (kpend & set)
 		kpend &= ~thread_pending(); /* the process's only: one sent to this thread is its own */
 	for (uint64_t dup = kpend & set; dup; dup &= dup - 1) {
@@ -758,21 +766,13 @@ static uint64_t thread_pending(void)
  */
 static bool still_in_kernel(uint64_t set)
 {
-	uint64_t kpend = 0;
-
-	if (atomic_load(&sig_fd) < 0)
-		return false;
-	fx_raw_syscall6(SYS_rt_sigpending, (long)&kpend, 8, 0, 0, 0, 0);
-	return kpend & set;
+	return atomic_load(&sig_fd) >= 0 && (kernel_pending() & set);
 }
 
 uint64_t fx_sig_pending_all(const struct fx_uthread *u)
 {
-	uint64_t kpend = 0;
 	struct reg_hold h = lock_reg();
-
-	fx_raw_syscall6(SYS_rt_sigpending, (long)&kpend, 8, 0, 0, 0, 0);
-	kpend |= fx_sig_pending(u) & u->sigmask;
+	uint64_t kpend = kernel_pending() | (fx_sig_pending(u) & u->sigmask);
 	unlock_reg(h);
 	return kpend;
 }
@@ -795,8 +795,7 @@ again:
 	 * thread has not taken it yet). Of one number the runtime's came first.
 	 */
 	for (;;) {
-		uint64_t kpend = 0, priv = 0;
-		fx_raw_syscall6(SYS_rt_sigpending, (long)&kpend, 8, 0, 0, 0, 0);
+		uint64_t kpend = kernel_pending(), priv = 0;
 		/* within what is pending at all: an unknown answer (~0) must not name one that is not */
 		if (kpend & set)
 			priv = thread_pending() & set & kpend;
