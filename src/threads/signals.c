@@ -480,6 +480,14 @@ static void act_by_default(int sig)
 	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&one, 0, 8, 0, 0);
 }
 
+/* Whether the main thread's uthread lives and does not block sig (reg_lock held, or to be checked again under it). */
+static bool leader_accepts(int sig)
+{
+	struct fx_uthread *l = leader;
+
+	return l && !(l->sigmask & BIT(sig)) && atomic_load(&l->state) != FX_U_EXITED;
+}
+
 /*
  * With reg_lock held: the uthread that takes sig, but not. As the kernel
  * chooses (complete_signal): the main thread when it accepts it (a kill
@@ -493,8 +501,7 @@ static struct fx_uthread *taker(int sig, const struct fx_uthread *not)
 	struct fx_uthread *best = NULL;
 	int best_rank = 0;
 
-	if (leader && leader != not && !(leader->sigmask & BIT(sig)) &&
-	    atomic_load(&leader->state) != FX_U_EXITED)
+	if (leader && leader != not && leader_accepts(sig))
 		return leader;
 	for (struct fx_uthread *u = reg_head; u && best_rank < 3; u = u->reg_next) {
 		if (u == not || (u->sigmask & BIT(sig)))
@@ -537,7 +544,7 @@ bool fx_sig_for_leader(struct fx_carrier *c, int sig, const siginfo_t *info, uin
 {
 	struct fx_uthread *cur = c->current, *l = leader;
 
-	if (!l || !cur || l == cur || !info || !process_directed(sig, info) || (l->sigmask & BIT(sig)))
+	if (!l || !cur || l == cur || !info || !process_directed(sig, info) || !leader_accepts(sig))
 		return false;
 	/*
 	 * Only where the signal interrupted the program's own code: inside the
@@ -549,7 +556,7 @@ bool fx_sig_for_leader(struct fx_carrier *c, int sig, const siginfo_t *info, uin
 		return false;
 	bool moved = false;
 	struct reg_hold h = lock_reg();
-	if (leader == l && !(l->sigmask & BIT(sig)) && atomic_load(&l->state) != FX_U_EXITED) {
+	if (leader == l && leader_accepts(sig)) {
 		to_uthread(l, sig, info, true);
 		moved = true;
 	}
