@@ -553,6 +553,25 @@ static bool fd_fits(const struct flexsc_entry *e)
 	}
 }
 
+/*
+ * recvmsg with room for ancillary data. On a UNIX stream socket with
+ * SO_PASSCRED the kernel writes SCM_CREDENTIALS into the control buffer
+ * even when the call fails with EAGAIN; io_uring, retrying after its poll,
+ * goes on from where that write left the buffer: the credentials twice,
+ * and SCM_RIGHTS cut off while its descriptors are installed (and leak).
+ * Such a call takes the fallback route, where each attempt starts at the
+ * buffer's head as the system call's does. A msghdr the library may not
+ * read goes there too: the kernel fails it with EFAULT.
+ */
+static bool control_fits(const struct flexsc_entry *e)
+{
+	struct msghdr *m = (struct msghdr *)(uintptr_t)e->args[1];
+
+	if (e->sysnum != SYS_recvmsg)
+		return true;
+	return fx_mem_rw_ok(m, sizeof(*m)) && (!m->msg_control || !m->msg_controllen);
+}
+
 /* Whether io_uring serves call nr by polling a descriptor (see the top of the file). */
 static bool waits_by_poll(long nr)
 {
@@ -579,7 +598,7 @@ bool fx_uring_can(const struct flexsc *fx, const struct flexsc_entry *e, bool ch
 	    fx_fd_timed((int)e->args[0]))
 		return false;
 	memset(&scratch, 0, sizeof(scratch));
-	if (!map(e, &scratch))
+	if (!map(e, &scratch) || !control_fits(e))
 		return false;
 	/* a chain's own descriptor does not exist yet */
 	return (chained_fd && e->args[0] == FLEXSC_CHAIN_FD) || fd_fits(e);
