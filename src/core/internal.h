@@ -211,7 +211,8 @@ void fx_wake_up(struct fx_wake *w);
 /* libc's pthread_create and pthread_join, whatever the program's mean (weak defaults in os.c) */
 int fx_os_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
 int fx_os_pthread_join(pthread_t t, void **ret);
-int fx_os_thread_create(pthread_t *t, void *(*fn)(void *), void *arg);
+/* a thread of the library's or the runtime's own: 0, or an errno value (EPERM under a seccomp filter) */
+int fx_os_thread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
 int fx_os_thread_join(pthread_t t);
 /* whether q has something for its owner: a kick, or syscall-thread completions (src/api/wait.c) */
 bool fx_wake_pending(const struct flexsc_queue *q);

@@ -23,6 +23,14 @@
  * first gets a kernel thread of its own for the rest of its life
  * (fx_rt_bind), and makes the change there. A change made with an inline
  * system call instruction is not seen (docs/threads.md).
+ *
+ * The runtime's own threads start when first needed, and a sandbox may
+ * forbid them by then: a seccomp filter that kills the process at clone,
+ * an RLIMIT_NPROC of 0 that fails it (OpenSSH's pre-auth child sets both,
+ * then waits in poll and sleeps). So before either, the signal thread,
+ * the one a process of one uthread may still need, starts
+ * (before_sandbox); the others are not needed there (its calls run on
+ * its carrier: a filtered caller's always, src/core/identity.c).
  */
 #define _GNU_SOURCE
 #include <linux/capability.h>
@@ -32,6 +40,7 @@
 #include <sys/fsuid.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 
 #include "preload/real.h"
@@ -67,9 +76,33 @@ static bool own_identity(long nr, const long *a)
 	return false;
 }
 
+/* Whether call nr installs a seccomp filter, or sets the limit on the process count. */
+static bool sandboxes(long nr, const long *a)
+{
+	switch (nr) {
+	case SYS_seccomp:
+		return a[0] == SECCOMP_SET_MODE_STRICT || a[0] == SECCOMP_SET_MODE_FILTER;
+	case SYS_prctl:
+		return a[0] == PR_SET_SECCOMP;
+	case SYS_setrlimit:
+		return a[0] == RLIMIT_NPROC;
+	case SYS_prlimit64:
+		return a[1] == RLIMIT_NPROC && a[2] && (a[0] == 0 || a[0] == getpid());
+	}
+	return false;
+}
+
+/* Before a sandbox closes: the runtime's threads that it could forbid later. */
+static void before_sandbox(long nr, const long *a)
+{
+	if (fx_rt_active && sandboxes(nr, a))
+		fx_sig_thread_needed();
+}
+
 /* Before a change of the caller's own identity: a kernel thread of its own. */
 static void bind_for(long nr, const long *a)
 {
+	before_sandbox(nr, a);
 	if (fx_rt_active && own_identity(nr, a))
 		fx_rt_bind(nr == SYS_seccomp || (nr == SYS_prctl && a[0] == PR_SET_SECCOMP));
 }
@@ -156,4 +189,28 @@ FX_EXPORT int personality(unsigned long persona)
 {
 	bind_for(SYS_personality, (long[6]){ (long)persona });
 	return REAL(personality)(persona);
+}
+
+/* Resource limits: the process count's may forbid the runtime's threads later (before_sandbox). */
+FX_EXPORT int setrlimit(__rlimit_resource_t resource, const struct rlimit *rlim)
+{
+	return prlimit(0, resource, rlim, NULL);
+}
+
+FX_EXPORT int setrlimit64(__rlimit_resource_t resource, const struct rlimit64 *rlim)
+{
+	return prlimit(0, resource, (const struct rlimit *)rlim, NULL);
+}
+
+FX_EXPORT int prlimit(pid_t pid, __rlimit_resource_t resource, const struct rlimit *rlim,
+		      struct rlimit *old)
+{
+	before_sandbox(SYS_prlimit64, (long[6]){ pid, resource, (long)rlim });
+	return (int)fx_libc_ret(fx_raw_syscall6(SYS_prlimit64, pid, resource, (long)rlim, (long)old, 0, 0));
+}
+
+FX_EXPORT int prlimit64(pid_t pid, __rlimit_resource_t resource, const struct rlimit64 *rlim,
+			struct rlimit64 *old)
+{
+	return prlimit(pid, resource, (const struct rlimit *)rlim, (struct rlimit *)old);
 }

@@ -454,8 +454,10 @@ extern _Atomic int fx_rt_live_uthreads;
  * one each, made from its own, and so start with its identity. Not when
  * the caller is the process's only thread (the change is then the
  * process's; seccomp, for a filter: always bound). 0 (also when it is not
- * a uthread, or already bound), or -errno: no thread could be made, or
- * the caller is a signal handler; the caller then runs where it is.
+ * a uthread, or already bound), or -errno: no thread could be made, the
+ * caller is under a seccomp filter already (-EPERM: it may forbid the
+ * clone), or the caller is a signal handler; the caller then runs where
+ * it is.
  */
 int fx_rt_bind(bool seccomp);
 
