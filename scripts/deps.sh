@@ -7,7 +7,7 @@
 #   make test and make check-programs install; deb: what make deb and
 #   make check-deb need)
 #   --check  install nothing; fail with the list if anything is missing
-# servers, programs: real Debian servers (memcached, redis-server too). Their packages would start
+# servers, programs: real Debian servers (memcached, redis-server, sshd too). Their packages would start
 # system services on install; a temporary /usr/sbin/policy-rc.d that exits
 # 101 (only if none exists, removed afterwards) forbids that, so no system
 # instance is started, and one that already runs is left alone.
@@ -18,7 +18,7 @@ declare -A group=(
 	[test]="clang libclang-rt-14-dev procps pigz stress-ng gdb valgrind"
 	[bench]="python3 python3-matplotlib valgrind wrk iproute2"
 	[deb]="build-essential dpkg-dev debhelper lintian debootstrap"
-	[programs]="xz-utils zstd sqlite3 python3 git make coreutils memcached libmemcached-tools redis-server redis-tools"
+	[programs]="xz-utils zstd sqlite3 python3 git make coreutils memcached libmemcached-tools redis-server redis-tools openssh-server openssh-client"
 	[servers]="apache2 apache2-utils nginx mariadb-server mariadb-client sysbench bind9 bind9-utils bind9-dnsutils curl dnsperf gdb strace procps iproute2 python3 python3-matplotlib wrk"
 )
 

@@ -26,6 +26,14 @@
 #   memcached  memcached -t 4 under memcslap (libmemcached-tools, 8
 #           threads: set then get, binary protocol), memccp/memccat of a
 #           file, memcstat counters; then SIGTERM: exit 0 within 5 s
+#   sshd    OpenSSH's sshd as a service starts it (as root, -D, Debian's
+#           /etc/ssh/sshd_config; a host key, port and authorized keys of
+#           the test's own): key logins as root run commands (output, exit
+#           status, 1 MB through cat, cmp), a wrong key is refused
+#           ("Permission denied"); then SIGTERM. Each login is a
+#           privilege-separated child under OpenSSH's seccomp sandbox
+#           (which forbids clone, RLIMIT_NPROC 0) that the runtime must
+#           serve. Only as root (sshd needs it): otherwise not run.
 #   redis   redis-server under redis-benchmark (6 tests, -n 20000, 16
 #           clients, pipelined), then dbsize and a read-back; once ended
 #           by SIGTERM, once by redis-cli SHUTDOWN NOSAVE: exit 0 within
@@ -45,7 +53,7 @@
 set -u
 . "$(dirname "$0")/preload.bash"
 
-tools="xz zstd sqlite3 /usr/bin/python3 git make sort memcached memcslap memccp memccat memcstat redis-server redis-benchmark redis-cli"
+tools="xz zstd sqlite3 /usr/bin/python3 git make sort memcached memcslap memccp memccat memcstat redis-server redis-benchmark redis-cli /usr/sbin/sshd ssh ssh-keygen"
 missing() { for t in $tools; do command -v "$t" >/dev/null || echo "$t"; done; }
 if [ -n "$(missing)" ]; then
 	echo "skip: not installed: $(missing | tr '\n' ' ')(make deps-test, or scripts/deps.sh programs, as root)"
@@ -56,7 +64,9 @@ out=$build/programs
 rm -rf "$out"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-cases=${FLEXSC_PROGRAMS_ONLY:-"xz zstd sqlite python sort make git memcached redis"}
+all="xz zstd sqlite python sort make git memcached redis"
+[ "$(id -u)" = 0 ] && all="$all sshd"
+cases=${FLEXSC_PROGRAMS_ONLY:-$all}
 export LC_ALL=C
 fail=0 pass=0
 
@@ -439,6 +449,40 @@ case_redis() {
 		echo "$how: exit $rc after $ms ms" >&2
 	done
 	echo redis-server
+}
+
+case_sshd() {
+	local port pid i rc ssh out
+	ssh-keygen -q -t ed25519 -N '' -f hostkey
+	ssh-keygen -q -t ed25519 -N '' -f id
+	ssh-keygen -q -t ed25519 -N '' -f stranger
+	cp id.pub authorized_keys
+	head -c 1000000 "$data" >mb.txt
+	port=$(free_port)
+	mkdir -p /run/sshd # its privilege separation directory, which the service unit makes
+	XB 120 /usr/sbin/sshd -D -e -p "$port" -o ListenAddress=127.0.0.1 -h "$PWD/hostkey" \
+		-o AuthorizedKeysFile="$PWD/authorized_keys" -o StrictModes=no -o PidFile=none >server.log 2>&1 &
+	pid=$!
+	ssh=(timeout -k 5 30 ssh -F none -p "$port" -o BatchMode=yes -o StrictHostKeyChecking=no
+		-o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o ConnectTimeout=10)
+	for i in $(seq 1 100); do "${ssh[@]}" -i id root@127.0.0.1 true 2>/dev/null && break; sleep 0.1; done
+	say "first login: $([ "$i" -lt 100 ] && echo up || echo DOWN)"
+	for i in 1 2 3; do
+		out=$("${ssh[@]}" -i id root@127.0.0.1 'echo hello; id -un' 2>&1)
+		rc=$?
+		say "login $i: $(echo $out), exit $rc"
+	done
+	"${ssh[@]}" -i id root@127.0.0.1 'exit 7'
+	say "exit status of the remote command: $?"
+	"${ssh[@]}" -i id root@127.0.0.1 cat <mb.txt >mb.back
+	say "1 MB through cat: exit $?, $(cmp -s mb.txt mb.back && echo same || echo DIFFERS)"
+	"${ssh[@]}" -i stranger root@127.0.0.1 true 2>stranger.err
+	rc=$?
+	say "a wrong key: exit $rc, $(grep -q 'Permission denied' stranger.err && echo refused || echo "NOT REFUSED: $(head -c 200 stranger.err)")"
+	kill -TERM "$pid"
+	wait "$pid"
+	say "SIGTERM: exit $?"
+	echo /usr/sbin/sshd
 }
 
 for c in $cases; do
