@@ -163,7 +163,7 @@ int fx_context_anchor_get(void)
 			uint64_t all = ~0ull & ~(3ull << 31), old;
 			atomic_store(&a->run, 1);
 			fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8, 0, 0);
-			int err = fx_os_thread_create(&a->thread, NULL, anchor_main, a);
+			int err = fx_os_thread_create(&a->thread, anchor_main, a);
 			fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
 			if (err == 0) {
 				while (!atomic_load(&a->started))

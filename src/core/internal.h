@@ -208,11 +208,14 @@ static inline int64_t fx_entry_exec(const struct flexsc_entry *e)
 int fx_futex_wait(_Atomic uint32_t *word, uint32_t val, const struct timespec *rel);
 void fx_futex_wake(_Atomic uint32_t *word, int n);
 void fx_wake_up(struct fx_wake *w);
-/* libc's pthread_create and pthread_join, whatever the program's mean (weak defaults in os.c) */
+/*
+ * libc's pthread_create and pthread_join, whatever the program's mean (weak
+ * defaults in os.c); under FlexSC-Threads pthread_create fails with EPERM
+ * from a thread under a seccomp filter (src/preload/init.c)
+ */
 int fx_os_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
 int fx_os_pthread_join(pthread_t t, void **ret);
-/* a thread of the library's or the runtime's own: 0, or an errno value (EPERM under a seccomp filter) */
-int fx_os_thread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
+int fx_os_thread_create(pthread_t *t, void *(*fn)(void *), void *arg);
 int fx_os_thread_join(pthread_t t);
 /* whether q has something for its owner: a kick, or syscall-thread completions (src/api/wait.c) */
 bool fx_wake_pending(const struct flexsc_queue *q);

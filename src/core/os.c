@@ -63,18 +63,9 @@ __attribute__((weak)) int fx_os_pthread_join(pthread_t t, void **ret)
 	return pthread_join(t, ret);
 }
 
-/*
- * Not from a thread under a seccomp filter: the filter may forbid clone
- * and kill the whole process for it (OpenSSH's pre-auth sandbox does),
- * where the program, which made no thread, would run on. Such a thread
- * could not tell; the runtime's threads start before a filter instead
- * (src/preload/syscall.c).
- */
-int fx_os_thread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+int fx_os_thread_create(pthread_t *t, void *(*fn)(void *), void *arg)
 {
-	if (fx_seccomp_filtered())
-		return EPERM;
-	return fx_os_pthread_create(t, attr, fn, arg);
+	return fx_os_pthread_create(t, NULL, fn, arg);
 }
 
 int fx_os_thread_join(pthread_t t)

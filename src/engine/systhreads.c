@@ -409,7 +409,7 @@ static int spawn(struct fx_pool *pool, int cpu)
 	w->partner_cpu = -1;
 	sigfillset(&all);
 	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, _NSIG / 8, 0, 0);
-	int err = fx_os_thread_create(&t, NULL, worker_main, w);
+	int err = fx_os_thread_create(&t, worker_main, w);
 	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, _NSIG / 8, 0, 0);
 	if (err) {
 		free(w);

@@ -634,7 +634,7 @@ int fx_rt_kthread_arg(void *(*fn)(void *), void *arg)
 	pthread_attr_setstacksize(&attr, 64 * 1024);
 	/* the mask it inherits: raw, not the interposed call, which would change a uthread's */
 	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8, 0, 0);
-	int err = fx_os_thread_create(&t, &attr, kthread_main, st);
+	int err = fx_os_pthread_create(&t, &attr, kthread_main, st);
 	if (err)
 		free(st);
 	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
@@ -1640,7 +1640,7 @@ static bool handoff(struct fx_carrier *x, uint64_t now)
 		y->mon_beat = ~0ull;
 		y->mon_look_ns = 0;
 		/* a carrier from its start: it takes work before it owns the slot, which is harmless */
-		if (fx_os_thread_create(&y->pthread, NULL, carrier_main, y)) {
+		if (fx_os_pthread_create(&y->pthread, NULL, carrier_main, y)) {
 			free(y);
 			return false;
 		}
