@@ -5,10 +5,14 @@
  *
  * io_uring waits where a call on an O_NONBLOCK descriptor fails with
  * EAGAIN, and reads a pipe or socket at its head where a positioned call
- * fails with ESPIPE (both seen on 6.18). So those calls run elsewhere
- * (on the owner at once when they cannot block, else the fallback route),
- * and the route needs two facts per descriptor: nonblocking, and seekable. Asking the kernel (fcntl, lseek) before every call would cost
- * a system call per call, the thing exception-less calls avoid.
+ * fails with ESPIPE (both seen on 6.18), and it serves a read that must
+ * wait by polling for data, where a terminal's read ends by a timer of its
+ * own (VMIN 0, VTIME above 0: the read returns 0 when the time is up). So
+ * those calls run elsewhere (on the owner at once when they cannot block,
+ * else the fallback route), and the route needs three facts per
+ * descriptor: nonblocking, seekable, and a device of its own rules.
+ * Asking the kernel (fcntl, fstat, lseek) before every call would cost a
+ * system call per call, the thing exception-less calls avoid.
  *
  * The facts are cached per descriptor number, stamped with a generation
  * that every event able to change them bumps: a change of file status
@@ -45,6 +49,8 @@
 #include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -53,6 +59,7 @@
 #define TRACKED 65536
 #define FACT_NONBLOCK 1
 #define FACT_UNSEEKABLE 2
+#define FACT_DEVICE 4
 
 static _Atomic uint32_t stamp[TRACKED];
 static _Atomic uint8_t facts[TRACKED];
@@ -140,14 +147,26 @@ FX_EXPORT void flexsc_fds_changed(void)
 	fx_fd_changed();
 }
 
+/* Linux's major number of the memory devices: /dev/null, zero, full, random, urandom... */
+#define MEM_MAJOR 1
+
+/* Two system calls, as before the third fact: sockets and pipes need no lseek to be unseekable. */
 static unsigned ask_kernel(int fd)
 {
 	long fl = fx_raw_syscall6(SYS_fcntl, fd, F_GETFL, 0, 0, 0, 0);
 	unsigned f = 0;
+	struct stat st;
 
 	if (fl >= 0 && (fl & O_NONBLOCK))
 		f |= FACT_NONBLOCK;
-	if (fx_raw_syscall6(SYS_lseek, fd, 0, SEEK_CUR, 0, 0, 0) == -ESPIPE)
+	if (fx_raw_syscall6(SYS_fstat, fd, (long)&st, 0, 0, 0, 0) < 0)
+		return f; /* the call fails with EBADF on every route */
+	if (S_ISSOCK(st.st_mode) || S_ISFIFO(st.st_mode))
+		return f | FACT_UNSEEKABLE;
+	if (S_ISCHR(st.st_mode) && major(st.st_rdev) != MEM_MAJOR)
+		f |= FACT_DEVICE;
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) &&
+	    fx_raw_syscall6(SYS_lseek, fd, 0, SEEK_CUR, 0, 0, 0) == -ESPIPE)
 		f |= FACT_UNSEEKABLE;
 	return f;
 }
@@ -177,6 +196,11 @@ bool fx_fd_nonblocking(int fd)
 bool fx_fd_unseekable(int fd)
 {
 	return fd_facts(fd) & FACT_UNSEEKABLE;
+}
+
+bool fx_fd_device(int fd)
+{
+	return fd_facts(fd) & FACT_DEVICE;
 }
 
 /* ---- the libc calls that change the facts ---- */

@@ -525,8 +525,10 @@ static bool takes_fixed_fd(long nr)
 /*
  * What the arguments do not say. io_uring polls and waits where a
  * nonblocking descriptor fails with EAGAIN (or connect with EINPROGRESS),
- * and it reads or writes a pipe or socket at its head where a positioned
- * call fails with ESPIPE. src/core/fdfacts.c knows, mostly without asking
+ * it reads or writes a pipe or socket at its head where a positioned
+ * call fails with ESPIPE, and a read of a device that must wait waits for
+ * data, where a terminal's would end by its VTIME timer (a read with
+ * VMIN 0 never returned). src/core/fdfacts.c knows, mostly without asking
  * the kernel; such calls take the fallback route.
  */
 static bool fd_fits(const struct flexsc_entry *e)
@@ -535,6 +537,9 @@ static bool fd_fits(const struct flexsc_entry *e)
 
 	switch (e->sysnum) {
 	case SYS_preadv2:
+		if ((int64_t)e->args[3] == -1)
+			return !fx_fd_nonblocking(fd) && !fx_fd_device(fd);
+		return !fx_fd_unseekable(fd);
 	case SYS_pwritev2:
 		if ((int64_t)e->args[3] == -1)
 			return !fx_fd_nonblocking(fd);
@@ -544,7 +549,9 @@ static bool fd_fits(const struct flexsc_entry *e)
 	case SYS_preadv:
 	case SYS_pwritev:
 		return !fx_fd_unseekable(fd);
-	case SYS_read: case SYS_write: case SYS_readv: case SYS_writev:
+	case SYS_read: case SYS_readv:
+		return !fx_fd_nonblocking(fd) && !fx_fd_device(fd);
+	case SYS_write: case SYS_writev:
 	case SYS_recvfrom: case SYS_sendto: case SYS_recvmsg: case SYS_sendmsg:
 	case SYS_accept: case SYS_accept4: case SYS_connect:
 		return !fx_fd_nonblocking(fd);
