@@ -488,6 +488,15 @@ static bool leader_accepts(int sig)
 	return l && !(l->sigmask & BIT(sig)) && atomic_load(&l->state) != FX_U_EXITED;
 }
 
+/* Whether the main thread waits for sig in sigwait (reg_lock held, or to be checked again under it). */
+static bool leader_waits_for(int sig)
+{
+	struct fx_uthread *l = leader;
+
+	/* atomic: read before the lock too (its stores are under the lock) */
+	return l && (__atomic_load_n(&l->sigwait_set, __ATOMIC_RELAXED) & BIT(sig));
+}
+
 /*
  * With reg_lock held: the uthread that takes sig, but not. As the kernel
  * chooses (complete_signal): the main thread when it accepts it (a kill
@@ -537,14 +546,19 @@ static bool process_directed(int sig, const siginfo_t *info)
  * happened to run here. The kernel gave it to c because the main thread's
  * carrier, waiting in the runtime, blocked every signal: a computing
  * thread's carrier took SIGALRM, its handler ran there, and the main
- * thread's pause or sem_wait was never ended. True when it was passed on
+ * thread's pause or sem_wait was never ended. A main thread that waits
+ * for it in sigwait accepts it too, as the kernel's wants_signal sees a
+ * thread in sigwaitinfo (its wait took the signal's number out of its
+ * mask): it goes to that wait (a computing thread's carrier took it, and
+ * main's sigtimedwait went on to its timeout). True when it was passed on
  * (then the handler does not run here).
  */
 bool fx_sig_for_leader(struct fx_carrier *c, int sig, const siginfo_t *info, uintptr_t pc)
 {
 	struct fx_uthread *cur = c->current, *l = leader;
 
-	if (!l || !cur || l == cur || !info || !process_directed(sig, info) || !leader_accepts(sig))
+	if (!l || !cur || l == cur || !info || !process_directed(sig, info) ||
+	    !(leader_accepts(sig) || leader_waits_for(sig)))
 		return false;
 	/*
 	 * Only where the signal interrupted the program's own code: inside the
@@ -556,7 +570,9 @@ bool fx_sig_for_leader(struct fx_carrier *c, int sig, const siginfo_t *info, uin
 		return false;
 	bool moved = false;
 	struct reg_hold h = lock_reg();
-	if (leader == l && leader_accepts(sig)) {
+	if (leader == l && leader_waits_for(sig))
+		moved = to_sigwaiter(sig, info, l); /* else its deadline won: the handler runs here */
+	else if (leader == l && leader_accepts(sig)) {
 		to_uthread(l, sig, info, true);
 		moved = true;
 	}
@@ -838,7 +854,7 @@ again:
 		break;
 	}
 	fx_waiter_init(&w);
-	u->sigwait_set = set;
+	__atomic_store_n(&u->sigwait_set, set, __ATOMIC_RELAXED);
 	u->sigwait_info.si_signo = 0;
 	fx_wlist_push(&sigwaiters, &w);
 	unlock_reg(h);
@@ -850,7 +866,7 @@ again:
 	fx_waiter_sleep_cp(&w, until);
 	h = lock_reg();
 	fx_wlist_remove(&sigwaiters, &w);
-	u->sigwait_set = 0;
+	__atomic_store_n(&u->sigwait_set, 0, __ATOMIC_RELAXED);
 	sig = u->sigwait_info.si_signo;
 	/* handed on since the look above, or still in the kernel: pending all along */
 	bool pending = !sig && ((fx_sig_pending(u) & set) || still_in_kernel(set));

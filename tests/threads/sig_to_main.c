@@ -14,7 +14,13 @@
  * carrier runs with the signal unblocked: the kernel gave it the signal,
  * and its handler ran there while main's wait went on, for ever):
  *   3. SIGALRM from ualarm (100 ms) while main waits in sem_timedwait
- *      (5 s): it fails with EINTR, and the handler ran on main.
+ *      (5 s): it fails with EINTR, and the handler ran on main;
+ *   4. main blocks SIGUSR1 and waits for it in sigtimedwait (5 s), the
+ *      child sends it with sigqueue (a value): sigtimedwait returns it,
+ *      with the value and the child's pid, and no handler ran (a thread
+ *      in sigwaitinfo accepts the signals it waits for: the kernel gives
+ *      the leader its first chance; the computing thread's carrier took
+ *      it, and main's wait went on to its timeout).
  * A signal given to another thread is a FAIL after 5 s, not a hang.
  */
 // flexsc-test: skip-config sync (each call blocks its carrier in the kernel with its thread's mask, and the kernel gives the signal to such a carrier itself: docs/threads.md, Signals, step 4)
@@ -69,8 +75,8 @@ static void *reader(void *arg)
 	return arg;
 }
 
-/* A child that sends SIGUSR1 to this process after 100 ms. */
-static pid_t send_later(void)
+/* A child that sends SIGUSR1 to this process after 100 ms: with kill, or with sigqueue and value. */
+static pid_t send_later(int value)
 {
 	pid_t parent = getpid();
 
@@ -78,7 +84,10 @@ static pid_t send_later(void)
 	pid_t pid = fork();
 	if (pid == 0) {
 		usleep(100000);
-		kill(parent, SIGUSR1);
+		if (value)
+			sigqueue(parent, SIGUSR1, (union sigval){ .sival_int = value });
+		else
+			kill(parent, SIGUSR1);
 		_exit(0);
 	}
 	return pid;
@@ -99,7 +108,7 @@ int main(void)
 	pthread_t s = spawn(sleeper, NULL), r = spawn(reader, NULL);
 	sleep_ms(50); /* both asleep */
 
-	pid_t child = send_later();
+	pid_t child = send_later(0);
 	struct timespec until;
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += 5;
@@ -110,7 +119,7 @@ int main(void)
 	result("the handler ran on main", on_main == 1 && elsewhere == 0);
 
 	on_main = elsewhere = 0;
-	child = send_later();
+	child = send_later(0);
 	struct timespec t = { 5, 0 };
 	rc = nanosleep(&t, &t);
 	err = errno;
@@ -130,6 +139,24 @@ int main(void)
 	pthread_join(busy, NULL);
 	result("SIGALRM, a thread computing: main's sem_timedwait cut short with EINTR", rc == -1 && err == EINTR);
 	result("the handler ran on main", on_main == 1 && elsewhere == 0);
+
+	on_main = elsewhere = 0;
+	atomic_store(&spin_stop, 0);
+	busy = spawn(spinner, NULL); /* made before main blocks SIGUSR1: it accepts it */
+	sigset_t usr1 = sigset_of(SIGUSR1);
+	siginfo_t info;
+	pthread_sigmask(SIG_BLOCK, &usr1, NULL);
+	sleep_ms(50); /* computing */
+	child = send_later(42);
+	struct timespec five = { 5, 0 };
+	rc = sigtimedwait(&usr1, &info, &five);
+	atomic_store(&spin_stop, 1);
+	pthread_join(busy, NULL);
+	waitpid(child, NULL, 0);
+	result("sigqueue while main waits in sigtimedwait, a thread computing: main takes it",
+	       rc == SIGUSR1 && info.si_value.sival_int == 42 && info.si_pid == child);
+	result("no handler ran", on_main == 0 && elsewhere == 0);
+	pthread_sigmask(SIG_UNBLOCK, &usr1, NULL);
 
 	result("the reader's wait went on", write(p[1], "x", 1) == 1 && pthread_join(r, NULL) == 0);
 	pthread_join(s, NULL);
