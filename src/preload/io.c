@@ -428,10 +428,6 @@ FX_EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int
  * signal the signal thread took then comes through the poke and ends it,
  * its handler run, as it should have).
  */
-#define SIG_BIT(sig) (1ull << ((sig) - 1))
-#define NEVER_BLOCKED (SIG_BIT(32) | SIG_BIT(33) | SIG_BIT(FX_SIG_POKE) | SIG_BIT(FX_SIG_INTERRUPT) | \
-		       SIG_BIT(SIGKILL) | SIG_BIT(SIGSTOP))
-
 struct masked_wait {
 	sigset_t call;          /* the mask the kernel installs for the call */
 	struct fx_uthread *u;   /* NULL: not on a uthread (nothing to put back, no retry) */
@@ -441,8 +437,6 @@ struct masked_wait {
 
 static void masked_begin(struct masked_wait *m, const sigset_t *mask)
 {
-	uint64_t bits;
-
 	m->call = *mask;
 	sigdelset(&m->call, FX_SIG_POKE);
 	sigdelset(&m->call, FX_SIG_INTERRUPT);
@@ -451,9 +445,8 @@ static void masked_begin(struct masked_wait *m, const sigset_t *mask)
 		return;
 	struct fx_uthread *u = m->u = fx_uthread_self();
 	m->start = fx_now_ns();
-	memcpy(&bits, mask, sizeof(bits));
 	m->saved = u->sigmask;
-	u->sigmask = bits & ~NEVER_BLOCKED;
+	u->sigmask = fx_sig_blockable(mask);
 	fx_sig_mask_changed(u); /* the process's pending ones it now takes */
 	fx_raise_pending();
 	u->handled = 0; /* after the handlers the old mask let run at once: those before the call */

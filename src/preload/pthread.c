@@ -28,6 +28,7 @@
 
 #include "preload/cancel.h"
 #include "preload/real.h"
+#include "threads/signals.h"
 #include "threads/waiter.h"
 
 static _Atomic int next_id = 1;
@@ -108,8 +109,12 @@ FX_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 	u->sched_policy = policy;
 	u->sched_prio = sp.sched_priority;
 	u->sched_explicit = inherit == PTHREAD_EXPLICIT_SCHED;
-	if (me) {
+	sigset_t given;
+	if (attr && pthread_attr_getsigmask_np(attr, &given) == 0)
+		u->sigmask = fx_sig_blockable(&given); /* glibc 2.32's: the mask it starts with */
+	else if (me)
 		u->sigmask = me->sigmask;
+	if (me) {
 		memcpy(u->name, me->name, sizeof(u->name)); /* a new thread has its creator's name */
 		if (me->affinity && (u->affinity = malloc(sizeof(*u->affinity))))
 			*u->affinity = *me->affinity; /* and its affinity */

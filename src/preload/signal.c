@@ -37,13 +37,6 @@
 #include "threads/signals.h"
 #include "threads/waiter.h"
 
-#define SIG_BIT(sig) (1ull << ((sig) - 1))
-/* glibc's SIGCANCEL and SIGSETXID: never blocked, as glibc ensures */
-#define INTERNAL_SIGS (SIG_BIT(32) | SIG_BIT(33))
-/* the runtime's: blocking them would lose pokes and interrupts */
-#define RUNTIME_SIGS (SIG_BIT(FX_SIG_POKE) | SIG_BIT(FX_SIG_INTERRUPT))
-#define UNBLOCKABLE (SIG_BIT(SIGKILL) | SIG_BIT(SIGSTOP))
-
 static uint64_t to_bits(const sigset_t *set)
 {
 	uint64_t bits;
@@ -67,7 +60,7 @@ FX_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 		return REAL(pthread_sigmask)(how, set, old);
 	uint64_t cur = u->sigmask, next = cur;
 	if (set) {
-		uint64_t bits = to_bits(set) & ~(INTERNAL_SIGS | RUNTIME_SIGS | UNBLOCKABLE);
+		uint64_t bits = fx_sig_blockable(set);
 		switch (how) {
 		case SIG_BLOCK: next = cur | bits; break;
 		case SIG_UNBLOCK: next = cur & ~bits; break;

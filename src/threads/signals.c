@@ -322,6 +322,14 @@ static int q_move(struct fx_sigq *from, struct fx_sigq *to, int sig, bool proc_o
 	return n;
 }
 
+uint64_t fx_sig_blockable(const sigset_t *set)
+{
+	uint64_t bits;
+
+	memcpy(&bits, set, sizeof(bits));
+	return bits & ~reserved;
+}
+
 uint64_t fx_sig_idle_mask(void)
 {
 	return ~reserved;

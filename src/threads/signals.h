@@ -22,6 +22,8 @@ void fx_sig_thread_needed(void);
 /* A uthread becomes, or stops being, a candidate for process-directed signals. */
 void fx_sig_register(struct fx_uthread *u);
 void fx_sig_unregister(struct fx_uthread *u);
+/* The signals of set a uthread's mask may hold: not SIGKILL, SIGSTOP, glibc's 32 and 33, the runtime's own. */
+uint64_t fx_sig_blockable(const sigset_t *set);
 /* The kernel mask of a carrier with no uthread to run. */
 uint64_t fx_sig_idle_mask(void);
 /* pthread_kill: sig for u (sigwait, pending, or delivered on its carrier). */
