@@ -756,5 +756,5 @@ FX_EXPORT unsigned sleep(unsigned s)
 		return REAL(sleep)(s);
 	if (nanosleep(&ts, &rem) == 0)
 		return 0;
-	return (unsigned)rem.tv_sec + (rem.tv_nsec > 0); /* interrupted: the seconds left, rounded up */
+	return (unsigned)rem.tv_sec; /* interrupted: the whole seconds left, as glibc's sleep */
 }

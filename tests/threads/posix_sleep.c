@@ -16,7 +16,10 @@
  *      most of the 10 s; absolute (REALTIME, TIMER_ABSTIME), interrupted:
  *      EINTR and rem untouched (POSIX: rem is not used for absolute sleeps);
  *   5. sleep(10) interrupted returns the unslept seconds (1..10); usleep
- *      interrupted is -1 with EINTR; sleep(0) and usleep(0) return 0.
+ *      interrupted is -1 with EINTR; sleep(0) and usleep(0) return 0;
+ *   6. sleep(10) in main cut short by SIGALRM (setitimer, 1.5 s): the
+ *      whole seconds left, rounded down as glibc's sleep returns them
+ *      (the seconds of nanosleep's rem: 8 here, not 9).
  * The signal is sent every 10 ms until the sleep returns (the first may
  * come before it sleeps). Prints no timings.
  * Deterministic output; exit 0 when every check held.
@@ -26,6 +29,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #define CHECK_NAME "posix_sleep"
@@ -194,6 +198,22 @@ static void interrupted(void)
 	result("usleep, interrupted: -1, EINTR", s.ret == -1 && s.err == EINTR);
 }
 
+static void sleep_left(void)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	struct itimerval in_1_5s = { { 0, 0 }, { 1, 500000 } };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	double t0 = now_s();
+	setitimer(ITIMER_REAL, &in_1_5s, NULL);
+	unsigned left = sleep(10);
+	double slept = now_s() - t0;
+	alarm(60); /* setitimer replaced main's */
+	result("sleep(10) cut short after about 1.5 s: the whole seconds left, rounded down",
+	       left == (unsigned)(10 - slept));
+}
+
 int main(void)
 {
 	alarm(60);
@@ -201,5 +221,6 @@ int main(void)
 	monotonic();
 	clock_nanosleep_errors();
 	interrupted();
+	sleep_left();
 	return failed;
 }
