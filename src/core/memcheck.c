@@ -33,16 +33,22 @@ static bool page_ok(uintptr_t page)
 	return atomic_load_explicit(&good[page % SLOTS], memory_order_relaxed) == page + 1;
 }
 
+bool fx_mem_copy_in(void *dst, const void *src, size_t len)
+{
+	struct iovec local = { dst, len }, remote = { (void *)src, len };
+	long pid = fx_raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0);
+
+	return !len || fx_raw_syscall6(SYS_process_vm_readv, pid, (long)&local, 1, (long)&remote, 1, 0) == (long)len;
+}
+
 static bool ask_kernel(void *p, size_t len)
 {
 	char copy[256];
 	struct iovec local = { copy, len }, remote = { p, len };
-	long pid = fx_raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0);
 
-	if (len > sizeof(copy))
+	if (len > sizeof(copy) || !fx_mem_copy_in(copy, p, len))
 		return false;
-	if (fx_raw_syscall6(SYS_process_vm_readv, pid, (long)&local, 1, (long)&remote, 1, 0) != (long)len)
-		return false;
+	long pid = fx_raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0);
 	return fx_raw_syscall6(SYS_process_vm_writev, pid, (long)&local, 1, (long)&remote, 1, 0) == (long)len;
 }
 

@@ -545,7 +545,8 @@ FX_EXPORT int pthread_setaffinity_np(pthread_t thread, size_t size, const cpu_se
 		return EINVAL;
 	fx_rt_start_cpus(&allowed);
 	CPU_ZERO(&both);
-	memcpy(&both, set, size < sizeof(both) ? size : sizeof(both));
+	if (!fx_mem_copy_in(&both, set, size < sizeof(both) ? size : sizeof(both)))
+		return EFAULT; /* as the kernel's copy of the set */
 	CPU_AND(&both, &both, &allowed);
 	if (CPU_COUNT(&both) == 0)
 		return EINVAL;
@@ -569,14 +570,17 @@ FX_EXPORT int pthread_getaffinity_np(pthread_t thread, size_t size, cpu_set_t *s
 		mine = *t->affinity;
 	else
 		fx_rt_start_cpus(&mine);
-	if (size < sizeof(mine)) {
-		/* as the kernel: the buffer must hold every CPU the set names */
-		for (size_t cpu = size * 8; cpu < CPU_SETSIZE; cpu++)
-			if (CPU_ISSET(cpu, &mine))
-				return EINVAL;
-	}
-	memset(set, 0, size);
-	memcpy(set, &mine, size < sizeof(mine) ? size : sizeof(mine));
+	/*
+	 * The kernel checks the size (EINVAL) and the buffer (EFAULT), and
+	 * says how many bytes its mask has: asked for this kernel thread, whose
+	 * answer is then replaced. glibc zero-fills the rest of the buffer.
+	 */
+	long n = fx_raw_syscall6(SYS_sched_getaffinity, 0, (long)size, (long)set, 0, 0, 0);
+	if (n < 0)
+		return (int)-n;
+	size_t have = (size_t)n < sizeof(mine) ? (size_t)n : sizeof(mine);
+	memcpy(set, &mine, have);
+	memset((char *)set + have, 0, size - have);
 	return 0;
 }
 
