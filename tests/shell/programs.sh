@@ -34,6 +34,9 @@
 #           privilege-separated child under OpenSSH's seccomp sandbox
 #           (which forbids clone, RLIMIT_NPROC 0) that the runtime must
 #           serve. Only as root (sshd needs it): otherwise not run.
+#   strace  strace -f of sh -c 'echo; exit 3' (strace probes the kernel's
+#           CPU mask size with a NULL buffer): the output, the exit status,
+#           the traced write
 #   redis   redis-server under redis-benchmark (6 tests, -n 20000, 16
 #           clients, pipelined), then dbsize and a read-back; once ended
 #           by SIGTERM, once by redis-cli SHUTDOWN NOSAVE: exit 0 within
@@ -53,7 +56,7 @@
 set -u
 . "$(dirname "$0")/preload.bash"
 
-tools="xz zstd sqlite3 /usr/bin/python3 git make sort memcached memcslap memccp memccat memcstat redis-server redis-benchmark redis-cli /usr/sbin/sshd ssh ssh-keygen"
+tools="xz zstd sqlite3 /usr/bin/python3 git make sort memcached memcslap memccp memccat memcstat redis-server redis-benchmark redis-cli /usr/sbin/sshd ssh ssh-keygen strace"
 missing() { for t in $tools; do command -v "$t" >/dev/null || echo "$t"; done; }
 if [ -n "$(missing)" ]; then
 	echo "skip: not installed: $(missing | tr '\n' ' ')(make deps-test, or scripts/deps.sh programs, as root)"
@@ -64,7 +67,7 @@ out=$build/programs
 rm -rf "$out"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-all="xz zstd sqlite python sort make git memcached redis"
+all="xz zstd sqlite python sort make git memcached redis strace"
 [ "$(id -u)" = 0 ] && all="$all sshd"
 cases=${FLEXSC_PROGRAMS_ONLY:-$all}
 export LC_ALL=C
@@ -449,6 +452,14 @@ case_redis() {
 		echo "$how: exit $rc after $ms ms" >&2
 	done
 	echo redis-server
+}
+
+case_strace() {
+	local out rc
+	out=$(X 60 strace -f -qq -o trace.txt -e trace=write /bin/sh -c 'echo hello; exit 3')
+	rc=$?
+	say "strace -f sh: output '$out', exit $rc, traced writes of it: $(grep -c 'write(1, "hello' trace.txt)"
+	echo strace
 }
 
 case_sshd() {
