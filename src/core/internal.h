@@ -286,6 +286,8 @@ bool fx_fd_guarded(long nr, const long *a, long *ret);
 
 /* the caller's memory that the library reads and writes for the kernel (src/core/memcheck.c) */
 bool fx_mem_rw_ok(void *p, size_t len);
+/* the same for memory the library only reads (at most 256 bytes): a system call's input */
+bool fx_mem_r_ok(const void *p, size_t len);
 /* len bytes of the caller's memory at src into dst, as the kernel copies them in: false where that faults (EFAULT) */
 bool fx_mem_copy_in(void *dst, const void *src, size_t len);
 

@@ -5,12 +5,14 @@
  *
  * io_uring's POLL_ADD takes the descriptor and events by value, so to serve
  * poll(2) the engine reads the caller's pollfd before submission and writes
- * revents after completion. The system call fails with EFAULT on a bad
+ * revents after completion; FlexSC-Threads serves sleeps, signal masks
+ * and signal waits without the kernel, reading the caller's timespec or
+ * sigset and writing back. The system call fails with EFAULT on a bad
  * pointer; a load from the library would crash the program instead. So
  * each page is checked once with process_vm_readv and process_vm_writev on
  * the process itself (a copy of the same bytes back: they fault, or not,
- * as the kernel's own copy would), and remembered in a small direct-mapped
- * table. A page that later becomes unreadable (munmap, mprotect behind the
+ * as the kernel's own copy would; memory only read, with process_vm_readv
+ * alone), and remembered in a small direct-mapped table. A page that later becomes unreadable (munmap, mprotect behind the
  * library's back) while a program still passes pointers into it is a
  * documented limit: the call faults in the library rather than failing
  * with EFAULT.
@@ -25,12 +27,23 @@
 #define PAGE_SHIFT 12
 #define SLOTS 1024
 
-/* page number + 1 of a page known good; 0: empty */
-static _Atomic uint64_t good[SLOTS];
+/* page number + 1 of a page known good (writable, and so readable), or readable; 0: empty */
+static _Atomic uint64_t good[SLOTS], readable[SLOTS];
+
+static bool known(_Atomic uint64_t *table, uintptr_t page)
+{
+	return atomic_load_explicit(&table[page % SLOTS], memory_order_relaxed) == page + 1;
+}
+
+static void remember(_Atomic uint64_t *table, uintptr_t first, uintptr_t last)
+{
+	atomic_store_explicit(&table[first % SLOTS], first + 1, memory_order_relaxed);
+	atomic_store_explicit(&table[last % SLOTS], last + 1, memory_order_relaxed);
+}
 
 static bool page_ok(uintptr_t page)
 {
-	return atomic_load_explicit(&good[page % SLOTS], memory_order_relaxed) == page + 1;
+	return known(good, page);
 }
 
 bool fx_mem_copy_in(void *dst, const void *src, size_t len)
@@ -62,7 +75,21 @@ bool fx_mem_rw_ok(void *p, size_t len)
 		return true;
 	if (!ask_kernel(p, len))
 		return false;
-	atomic_store_explicit(&good[first % SLOTS], first + 1, memory_order_relaxed);
-	atomic_store_explicit(&good[last % SLOTS], last + 1, memory_order_relaxed);
+	remember(good, first, last);
+	return true;
+}
+
+bool fx_mem_r_ok(const void *p, size_t len)
+{
+	uintptr_t a = (uintptr_t)p, first = a >> PAGE_SHIFT, last = (a + len - 1) >> PAGE_SHIFT;
+	char copy[256];
+
+	if (!len || a + len < a || len > sizeof(copy))
+		return false;
+	if ((known(good, first) || known(readable, first)) && (known(good, last) || known(readable, last)))
+		return true;
+	if (!fx_mem_copy_in(copy, p, len))
+		return false;
+	remember(readable, first, last);
 	return true;
 }

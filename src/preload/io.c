@@ -684,7 +684,9 @@ static int sleep_for(clockid_t clock, int flags, const struct timespec *req, str
 	struct fx_uthread *u = fx_uthread_self();
 	uint64_t deadline, start = 0;
 
-	if (!req || req->tv_nsec < 0 || req->tv_nsec >= 1000000000L || req->tv_sec < 0)
+	if (!fx_mem_r_ok(req, sizeof(*req)))
+		return EFAULT;
+	if (req->tv_nsec < 0 || req->tv_nsec >= 1000000000L || req->tv_sec < 0)
 		return EINVAL;
 	if (flags & TIMER_ABSTIME) {
 		if (fx_deadline(clock, req, &deadline))
@@ -700,6 +702,8 @@ static int sleep_for(clockid_t clock, int flags, const struct timespec *req, str
 	if (!u->handled)
 		return 0;
 	if (rem && !(flags & TIMER_ABSTIME)) {
+		if (!fx_mem_rw_ok(rem, sizeof(*rem)))
+			return EFAULT; /* as the kernel's copy of the time left */
 		uint64_t slept = fx_now_ns() - start;
 		time_t s = (time_t)(slept / 1000000000u);
 		long ns = (long)(slept % 1000000000u);
@@ -721,10 +725,7 @@ FX_EXPORT int clock_nanosleep(clockid_t clock, int flags, const struct timespec 
 {
 	if (!fx_on_uthread() || (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC))
 		return REAL(clock_nanosleep)(clock, flags, req, rem);
-	int err = sleep_for(clock, flags, req, rem);
-	if (!err && rem && !(flags & TIMER_ABSTIME))
-		rem->tv_sec = rem->tv_nsec = 0;
-	return err;
+	return sleep_for(clock, flags, req, rem); /* rem untouched unless cut short, as the kernel's */
 }
 
 FX_EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)

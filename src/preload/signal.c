@@ -45,9 +45,9 @@ static uint64_t to_bits(const sigset_t *set)
 	return bits;
 }
 
+/* As the kernel writes a sigset out: its 8 bytes, the rest of glibc's 128 untouched. */
 static void from_bits(sigset_t *set, uint64_t bits)
 {
-	sigemptyset(set);
 	memcpy(set, &bits, sizeof(bits));
 }
 
@@ -59,6 +59,9 @@ FX_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 	if (!u || fx_in_handler(c))
 		return REAL(pthread_sigmask)(how, set, old);
 	uint64_t cur = u->sigmask, next = cur;
+	/* as the kernel's rt_sigprocmask: the new set read first (EFAULT: nothing changes), the old one written last */
+	if (set && !fx_mem_r_ok(set, sizeof(uint64_t)))
+		return EFAULT;
 	if (set) {
 		uint64_t bits = fx_sig_blockable(set);
 		switch (how) {
@@ -68,8 +71,6 @@ FX_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 		default: return EINVAL;
 		}
 	}
-	if (old)
-		from_bits(old, cur);
 	if (next != cur) {
 		u->sigmask = next;
 		if (cur & ~next)
@@ -83,6 +84,10 @@ FX_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&want, 0, 8, 0, 0);
 		fx_raise_pending();
 	}
+	if (old && !fx_mem_rw_ok(old, sizeof(uint64_t)))
+		return EFAULT;
+	if (old)
+		from_bits(old, cur);
 	return 0;
 }
 
@@ -195,7 +200,9 @@ static int wait_for(const sigset_t *set, siginfo_t *info, const struct timespec 
 	siginfo_t mine;
 	uint64_t deadline = UINT64_MAX;
 
-	if (!set) {
+	/* EFAULT before waiting (the kernel's would take the signal, then fail to copy it out) */
+	if (!fx_mem_r_ok(set, sizeof(uint64_t)) || (timeout && !fx_mem_r_ok(timeout, sizeof(*timeout))) ||
+	    (info && !fx_mem_rw_ok(info, sizeof(*info)))) {
 		errno = EFAULT;
 		return -1;
 	}
@@ -251,6 +258,10 @@ FX_EXPORT int sigsuspend(const sigset_t *mask)
 	struct fx_uthread *u = fx_uthread_self();
 	sigset_t old;
 
+	if (!fx_mem_r_ok(mask, sizeof(uint64_t))) {
+		errno = EFAULT;
+		return -1;
+	}
 	u->handled = 0;
 	pthread_sigmask(SIG_SETMASK, mask, &old);
 	while (!u->handled) {
@@ -278,10 +289,12 @@ FX_EXPORT int sigpending(sigset_t *set)
 
 	if (!u)
 		return REAL(sigpending)(set);
+	if (!fx_mem_rw_ok(set, sizeof(uint64_t))) {
+		errno = EFAULT;
+		return -1;
+	}
 	/* one look under the runtime's lock: a signal being handed on is in one place or the other */
-	uint64_t bits = fx_sig_pending_all(u);
-	sigemptyset(set);
-	memcpy(set, &bits, sizeof(bits));
+	from_bits(set, fx_sig_pending_all(u));
 	return 0;
 }
 
