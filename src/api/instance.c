@@ -73,7 +73,8 @@ FX_EXPORT enum flexsc_engine flexsc_engine_in_use(const struct flexsc *fx)
  */
 static int check_config(const struct flexsc_config *c)
 {
-	int ncpus = get_nprocs_conf();
+	/* read from /sys (three system calls) only when there are CPUs to check */
+	int ncpus = c->nr_syscall_cpus ? get_nprocs_conf() : 0;
 
 	if ((unsigned)c->engine > FLEXSC_ENGINE_SYNC)
 		return -EINVAL;

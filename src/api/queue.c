@@ -793,8 +793,13 @@ int fx_queue_init_entries(struct flexsc_queue *q, unsigned pages)
 	q->tag = (uint16_t)(atomic_fetch_add_explicit(&tags, 1, memory_order_relaxed) % 0xffffu + 1);
 	q->nentries = pages * FLEXSC_ENTRIES_PER_PAGE;
 	q->pages_bytes = (size_t)pages * FLEXSC_PAGE_SIZE;
-	q->entries = mmap(NULL, q->pages_bytes, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	/*
+	 * Not populated: entries are taken lowest first and the freed one is
+	 * the next taken, so a queue touches its first page or two; 64
+	 * populated pages (256 KiB) cost each carrier, and each fork child
+	 * that only execs, their zeroing and their memory.
+	 */
+	q->entries = mmap(NULL, q->pages_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (q->entries == MAP_FAILED) {
 		q->entries = NULL;
 		return -ENOMEM;

@@ -121,17 +121,41 @@ static bool op_supported(const struct flexsc *fx, unsigned op)
 	return op < 8 * sizeof(fx->uring_ops) && (fx->uring_ops[op / 8] & (1u << (op % 8)));
 }
 
-void fx_uring_probe(struct flexsc *fx)
+/*
+ * The kernel's opcodes, asked once per process with a ring of its own
+ * (io_uring_get_probe: seven system calls, a ring made and torn down): a
+ * fork child, whose kernel is its parent's, keeps the answer, and so does
+ * every instance after the first. 0: not asked yet; 1: no io_uring; 2: ops.
+ */
+static _Atomic int probed;
+static uint8_t kernel_ops[sizeof(((struct flexsc *)0)->uring_ops)];
+
+static void probe_kernel(void)
 {
 	struct io_uring_probe *p = io_uring_get_probe();
+	uint8_t ops[sizeof(kernel_ops)] = { 0 };
 
-	fx->uring_ok = false;
-	if (!p)
+	if (!p) {
+		atomic_store_explicit(&probed, 1, memory_order_release);
 		return;
-	for (unsigned op = 0; op <= p->last_op && op < 8 * sizeof(fx->uring_ops); op++)
+	}
+	for (unsigned op = 0; op <= p->last_op && op < 8 * sizeof(ops); op++)
 		if (p->ops[op].flags & IO_URING_OP_SUPPORTED)
-			fx->uring_ops[op / 8] |= (uint8_t)(1u << (op % 8));
+			ops[op / 8] |= (uint8_t)(1u << (op % 8));
 	io_uring_free_probe(p);
+	/* two threads that register at once may both ask: they write the same answer */
+	memcpy(kernel_ops, ops, sizeof(ops));
+	atomic_store_explicit(&probed, 2, memory_order_release);
+}
+
+void fx_uring_probe(struct flexsc *fx)
+{
+	if (!atomic_load_explicit(&probed, memory_order_acquire))
+		probe_kernel();
+	fx->uring_ok = false;
+	if (atomic_load_explicit(&probed, memory_order_acquire) != 2)
+		return;
+	memcpy(fx->uring_ops, kernel_ops, sizeof(kernel_ops));
 	/* io_uring would bypass the caller's filter; flexsc_register says so */
 	fx->uring_ok = !fx_seccomp_filtered();
 }
