@@ -504,7 +504,7 @@ FX_EXPORT int pthread_getattr_np(pthread_t thread, pthread_attr_t *attr)
 		return REAL(pthread_getattr_np)(thread, attr);
 	int err = pthread_attr_init(attr);
 	if (!err)
-		err = pthread_attr_setstack(attr, t->stack_lo, t->stack_reported);
+		err = pthread_attr_setstack(attr, t->stack_lo, t->stack_size);
 	if (!err)
 		err = pthread_attr_setguardsize(attr, t->guard);
 	if (!err)

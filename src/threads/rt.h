@@ -60,8 +60,7 @@ struct fx_uthread {
 	size_t map_size;
 	size_t guard;
 	void *stack_lo;             /* lowest usable stack byte */
-	size_t stack_size;          /* usable: up to the struct, TLS and TCB above it */
-	size_t stack_reported;      /* from stack_lo, what pthread_getattr_np reports (NPTL's: TLS and TCB included) */
+	size_t stack_size;
 	bool user_stack;            /* stack from pthread_attr_setstack: only TLS is ours */
 
 	_Atomic int detached;       /* 1: nobody joins; freed at exit */

@@ -330,45 +330,33 @@ bool fx_uthread_dead(uintptr_t tcb)
 	return u->magic == FX_UTHREAD_DEAD && u->tcb == tcb;
 }
 
-/* The least stack a thread keeps below its struct, static TLS and TCB (NPTL's MINIMAL_REST_STACK). */
-#define REST_STACK 2048
-
 /*
  * Allocates a user thread: its mapping (guard, stack, struct, static TLS,
  * TCB from bottom to top), or, with a user stack, a mapping for the rest.
- * As NPTL lays out a thread: the stack asked for (rounded down to the TLS
- * alignment) holds the struct, TLS and TCB at its top, so that
- * pthread_getattr_np reports the size asked for, starting just above the
- * guard; only a stack too small for them gets more.
  */
 struct fx_uthread *fx_uthread_create(size_t stack_size, size_t guard, void *user_stack,
 				      void *(*start)(void *), void *arg, int *err)
 {
 	size_t tls_area = (tls_static_size + tls_static_align - 1) & ~(tls_static_align - 1);
 	size_t top_area = tls_area + ((sizeof(struct fx_uthread) + 63) & ~(size_t)63) + 64;
-	size_t asked = stack_size & ~(tls_static_align - 1);
-	size_t map_size, above_guard;
+	size_t map_size;
 	uint8_t *map;
 
 	guard = (guard + page - 1) & ~(page - 1);
 	if (user_stack)
-		above_guard = top_area;
-	else if (asked >= top_area + REST_STACK)
-		above_guard = asked;
+		map_size = (top_area + page - 1) & ~(page - 1);
 	else
-		above_guard = stack_size + top_area;
-	map_size = (user_stack ? 0 : guard) + ((above_guard + page - 1) & ~(page - 1));
-	uintptr_t top, tcb, tls_lo;
+		map_size = guard + ((stack_size + top_area + page - 1) & ~(page - 1));
+	uintptr_t tcb, tls_lo;
 	struct fx_uthread *u;
 
 	map = cache_take(map_size, guard, user_stack != NULL);
 	if (map) {
 		/* as fresh: the struct, static TLS and TCB zeroed (the stack is as it was left) */
-		top = (uintptr_t)map + (user_stack ? 0 : guard) + above_guard;
-		tcb = align_down(top - tcb_size, tls_static_align);
+		tcb = align_down((uintptr_t)map + map_size - tcb_size, tls_static_align);
 		tls_lo = align_down(tcb + tcb_size - tls_static_size, tls_static_align);
 		u = (struct fx_uthread *)align_down(tls_lo - sizeof(*u), 64);
-		memset(u, 0, (size_t)(top - (uintptr_t)u));
+		memset(u, 0, (size_t)((uintptr_t)map + map_size - (uintptr_t)u));
 		goto build;
 	}
 	map = mmap(NULL, map_size, PROT_READ | PROT_WRITE,
@@ -382,8 +370,7 @@ struct fx_uthread *fx_uthread_create(size_t stack_size, size_t guard, void *user
 		*err = EAGAIN;
 		return NULL;
 	}
-	top = (uintptr_t)map + (user_stack ? 0 : guard) + above_guard;
-	tcb = align_down(top - tcb_size, tls_static_align);
+	tcb = align_down((uintptr_t)map + map_size - tcb_size, tls_static_align);
 	tls_lo = align_down(tcb + tcb_size - tls_static_size, tls_static_align);
 	u = (struct fx_uthread *)align_down(tls_lo - sizeof(*u), 64);
 build:
@@ -400,11 +387,10 @@ build:
 	u->user_stack = user_stack != NULL;
 	if (user_stack) {
 		u->stack_lo = user_stack;
-		u->stack_size = u->stack_reported = stack_size;
+		u->stack_size = stack_size;
 	} else {
 		u->stack_lo = map + guard;
 		u->stack_size = align_down((uintptr_t)u, 16) - (uintptr_t)u->stack_lo;
-		u->stack_reported = top - (uintptr_t)u->stack_lo;
 	}
 	u->start = start;
 	u->arg = arg;
