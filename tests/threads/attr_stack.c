@@ -13,7 +13,12 @@
  *   4. the same for a thread created with no attribute object after
  *      pthread_setattr_default_np set a 512 KiB stack and a 64 KiB guard
  *      (glibc extension): it reports them (the size within 16 KiB: NPTL
- *      takes its TLS from it) and a write into its guard dies of SIGSEGV.
+ *      takes its TLS from it) and a write into its guard dies of SIGSEGV;
+ *   5. a thread with a stack of 16 KiB (PTHREAD_STACK_MIN) that uses 11,000
+ *      bytes of it (about 11,800 fit on NPTL, whose TLS and descriptor come
+ *      out of the size asked for): it runs to its end, in a forked child.
+ *      A runtime that took its own struct, TLS and frames out of the size
+ *      asked for too left less than NPTL, and the thread died of SIGSEGV.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -69,6 +74,20 @@ static void *reporter(void *arg)
 	pthread_barrier_wait(&bar);
 	look((struct seen *)arg + 1);
 	return NULL;
+}
+
+static __attribute__((noinline)) void use_stack(size_t n)
+{
+	char *p = __builtin_alloca(n);
+
+	memset(p, 1, n);
+	__asm__ volatile("" : : "r"(p) : "memory");
+}
+
+static void *deep(void *arg)
+{
+	use_stack(11000);
+	return arg;
 }
 
 static void *into_guard(void *arg)
@@ -155,6 +174,24 @@ int main(void)
 	waitpid(pid, &st, 0);
 	result("a write into the default attribute's guard area dies of SIGSEGV",
 	       WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV);
+
+	/* 5. a small stack, used as far as NPTL lets it be */
+	use_stack(1); /* memset resolved here, not on the small stack */
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		struct rlimit no = { 0, 0 };
+		setrlimit(RLIMIT_CORE, &no);
+		pthread_attr_t small;
+		pthread_attr_init(&small);
+		pthread_attr_setstacksize(&small, 16384);
+		if (pthread_create(&t, &small, deep, NULL))
+			_exit(3);
+		pthread_join(t, NULL);
+		_exit(0);
+	}
+	waitpid(pid, &st, 0);
+	result("a 16 KiB stack holds the 11,000 bytes a thread uses of it", WIFEXITED(st) && WEXITSTATUS(st) == 0);
 
 	printf("attr_stack: %s\n", failed ? "FAIL" : "PASS");
 	return failed;
