@@ -736,6 +736,17 @@ static bool has_work(struct fx_carrier *c)
 	return atomic_load(&c->rq_len) || atomic_load(&c->cancel_inbox);
 }
 
+/* A carrier that runs no uthread blocks every signal: it must not take the process's. */
+static void take_idle_mask(struct fx_carrier *c)
+{
+	uint64_t idle_mask = fx_sig_idle_mask();
+
+	if (c->kmask != idle_mask) {
+		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&idle_mask, 0, 8, 0, 0);
+		c->kmask = idle_mask;
+	}
+}
+
 /*
  * Sleeps until a call completes, a kick, or the earliest timer (its own
  * only, for a carrier whose core was handed over: it fires no other's).
@@ -744,19 +755,14 @@ static void idle_sleep(struct fx_carrier *c)
 {
 	uint64_t deadline = fx_timers_next(c);
 	struct timespec rel, *relp = NULL;
-	uint64_t idle_mask = fx_sig_idle_mask();
 
 	/*
 	 * Every signal blocked first, even on a pass that does not sleep (a
-	 * timer due): a carrier that runs no uthread must not take the
-	 * process's signals. A new carrier starts with its maker's mask, and
-	 * one whose first passes found other carriers' timers due kept it: a
-	 * SIGUSR2 that every thread blocked killed the process there.
+	 * timer due): one whose first passes found other carriers' timers due
+	 * kept its last uthread's mask, and a SIGUSR2 that every thread
+	 * blocked killed the process there.
 	 */
-	if (c->kmask != idle_mask) {
-		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&idle_mask, 0, 8, 0, 0);
-		c->kmask = idle_mask;
-	}
+	take_idle_mask(c);
 
 	/* a shared carrier fires the others' timers too (steal); an exclusive or handed one only its own */
 	if (!c->own && !atomic_load_explicit(&c->handed, memory_order_relaxed))
@@ -831,12 +837,7 @@ static bool drained(struct fx_carrier *c)
 static void park(struct fx_carrier *c)
 {
 	fx_sig_thread_needed(); /* this carrier is about to block every signal */
-	uint64_t idle_mask = fx_sig_idle_mask();
-
-	if (c->kmask != idle_mask) {
-		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&idle_mask, 0, 8, 0, 0);
-		c->kmask = idle_mask;
-	}
+	take_idle_mask(c);
 	atomic_store(&c->sleeping, FX_C_PARKED);
 	atomic_store(&c->parked, 1); /* the monitor may take it from here */
 	while (atomic_load(&c->parked))
@@ -932,12 +933,7 @@ void fx_uthread_exit(void *result)
 	if (next) {
 		switch_to(c, &self->sp, self, next);
 	} else {
-		/* the scheduler context takes no signal the exited thread accepted */
-		uint64_t idle_mask = fx_sig_idle_mask();
-		if (c->kmask != idle_mask) {
-			fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&idle_mask, 0, 8, 0, 0);
-			c->kmask = idle_mask;
-		}
+		take_idle_mask(c); /* the scheduler context takes no signal the exited thread accepted */
 		fx_altstack_sync(c, NULL); /* its stack may be freed with it */
 		c->current = NULL;
 		c->prev = self;
