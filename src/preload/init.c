@@ -88,15 +88,16 @@ static void ran_mark(void)
  * Syscall threads and the runtime's own are kernel threads, whatever
  * pthread_create means to the program: these replace the library's weak
  * defaults (src/core/os.c) at link time. Not from a thread under a seccomp
- * filter: the filter may forbid clone and kill the whole process for it
- * (OpenSSH's pre-auth sandbox does), where the program, which made no
- * thread, would run on; the runtime's threads start before a filter
- * instead (src/preload/syscall.c). A thread the program makes is not
- * made here.
+ * filter the program installed (fx_rt_sealed): it may forbid clone and
+ * kill the whole process for it (OpenSSH's pre-auth sandbox does), where
+ * the program, which made no thread, would run on; the runtime's threads
+ * start before such a filter instead (src/preload/syscall.c). A filter the
+ * process started under (a container's) let the runtime start, and counts
+ * not. A thread the program makes is not made here.
  */
 int fx_os_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
-	if (fx_seccomp_filtered())
+	if (fx_rt_sealed())
 		return EPERM;
 	return REAL(pthread_create)(t, attr, fn, arg);
 }

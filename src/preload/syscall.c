@@ -76,18 +76,41 @@ static bool own_identity(long nr, const long *a)
 	return false;
 }
 
-/* Whether call nr installs a seccomp filter, or sets the limit on the process count. */
+/* Whether call nr installs a seccomp filter (or strict mode). */
+static bool installs_filter(long nr, const long *a)
+{
+	return (nr == SYS_seccomp && (a[0] == SECCOMP_SET_MODE_STRICT || a[0] == SECCOMP_SET_MODE_FILTER)) ||
+	       (nr == SYS_prctl && a[0] == PR_SET_SECCOMP);
+}
+
+/*
+ * Whether an RLIMIT_NPROC of *rl may forbid a clone the caller could make
+ * now: a finite soft limit lower than the current one, for a caller the
+ * kernel holds to it (not real uid 0: root's clones pass it). Raising it,
+ * RLIM_INFINITY, root's calls start no thread: one would make a later
+ * unshare(CLONE_NEWUSER), which wants a process of one thread, fail.
+ */
+static bool nproc_lowered(const struct rlimit *rl)
+{
+	struct rlimit now;
+
+	if (!fx_mem_r_ok(rl, sizeof(*rl)) || rl->rlim_cur == RLIM_INFINITY || getuid() == 0)
+		return false;
+	return fx_raw_syscall6(SYS_prlimit64, 0, RLIMIT_NPROC, 0, (long)&now, 0, 0) == 0 && rl->rlim_cur < now.rlim_cur;
+}
+
+/* Whether call nr installs a seccomp filter, or lowers the limit on the process count. */
 static bool sandboxes(long nr, const long *a)
 {
 	switch (nr) {
 	case SYS_seccomp:
-		return a[0] == SECCOMP_SET_MODE_STRICT || a[0] == SECCOMP_SET_MODE_FILTER;
 	case SYS_prctl:
-		return a[0] == PR_SET_SECCOMP;
+		return installs_filter(nr, a);
 	case SYS_setrlimit:
-		return a[0] == RLIMIT_NPROC;
+		return a[0] == RLIMIT_NPROC && nproc_lowered((const struct rlimit *)a[1]);
 	case SYS_prlimit64:
-		return a[1] == RLIMIT_NPROC && a[2] && (a[0] == 0 || a[0] == getpid());
+		return a[1] == RLIMIT_NPROC && (a[0] == 0 || a[0] == getpid()) &&
+		       nproc_lowered((const struct rlimit *)a[2]);
 	}
 	return false;
 }
@@ -99,12 +122,28 @@ static void before_sandbox(long nr, const long *a)
 		fx_sig_thread_needed();
 }
 
-/* Before a change of the caller's own identity: a kernel thread of its own. */
-static void bind_for(long nr, const long *a)
+/*
+ * Before a change of the caller's own identity: a kernel thread of its
+ * own. 0, or -errno when it has none and others share its carrier: made
+ * there, the change would be theirs too, so the call fails instead (with
+ * the reason the kernel thread could not be made: EAGAIN, EPERM under the
+ * program's own filter, EINTR in a handler).
+ */
+static long bind_for(long nr, const long *a)
 {
 	before_sandbox(nr, a);
-	if (fx_rt_active && own_identity(nr, a))
-		fx_rt_bind(nr == SYS_seccomp || (nr == SYS_prctl && a[0] == PR_SET_SECCOMP));
+	if (!fx_rt_active || !own_identity(nr, a))
+		return 0;
+	int err = fx_rt_bind(installs_filter(nr, a));
+	return err && atomic_load(&fx_rt_live_uthreads) > 1 ? err : 0;
+}
+
+/* After call nr returned r: a filter it installed may forbid the runtime's clones from now on. */
+static void after_call(long nr, const long *a, long r)
+{
+	if (fx_rt_active && r >= 0 && installs_filter(nr, a))
+		fx_rt_note_filter(nr == SYS_seccomp && a[0] == SECCOMP_SET_MODE_FILTER &&
+				  (a[1] & SECCOMP_FILTER_FLAG_TSYNC));
 }
 
 FX_EXPORT long syscall(long nr, ...)
@@ -125,9 +164,12 @@ FX_EXPORT long syscall(long nr, ...)
 		return execveat((int)a[0], (const char *)a[1], (char *const *)a[2], (char *const *)a[3], (int)a[4]);
 	if (fx_rt_active && fx_io_syscall(nr, a, &r))
 		return r;
-	bind_for(nr, a);
+	r = bind_for(nr, a);
+	if (r)
+		return fx_libc_ret(r);
 	if (!fx_rt_active || !fx_kstate_call(nr, a, &r)) {
 		r = fx_raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+		after_call(nr, a, r);
 		/* descriptor facts (core/fdfacts.c): what it made, closed or changed */
 		fx_fd_made(nr, (const uint64_t *)a, r);
 		if (nr == SYS_close || nr == SYS_close_range || nr == SYS_dup2 || nr == SYS_dup3)
@@ -148,47 +190,50 @@ FX_EXPORT int prctl(int option, ...)
 	for (int i = 1; i < 5; i++)
 		a[i] = (long)va_arg(ap, unsigned long);
 	va_end(ap);
-	bind_for(SYS_prctl, a);
-	if (!fx_rt_active || !fx_kstate_call(SYS_prctl, a, &r))
+	r = bind_for(SYS_prctl, a);
+	if (r)
+		return (int)fx_libc_ret(r);
+	if (!fx_rt_active || !fx_kstate_call(SYS_prctl, a, &r)) {
 		r = fx_raw_syscall6(SYS_prctl, a[0], a[1], a[2], a[3], a[4], 0);
+		after_call(SYS_prctl, a, r);
+	}
 	return (int)fx_libc_ret(r);
 }
 
 /* The libc functions that change only the calling thread's identity: bound first. */
 FX_EXPORT int setfsuid(uid_t fsuid)
 {
-	bind_for(SYS_setfsuid, (long[6]){ 0 });
-	return REAL(setfsuid)(fsuid);
+	/* no error to report: a change not made returns the current id, as the call does */
+	return REAL(setfsuid)(bind_for(SYS_setfsuid, (long[6]){ 0 }) ? (uid_t)-1 : fsuid);
 }
 
 FX_EXPORT int setfsgid(gid_t fsgid)
 {
-	bind_for(SYS_setfsgid, (long[6]){ 0 });
-	return REAL(setfsgid)(fsgid);
+	return REAL(setfsgid)(bind_for(SYS_setfsgid, (long[6]){ 0 }) ? (gid_t)-1 : fsgid);
 }
 
 FX_EXPORT int capset(cap_user_header_t hdr, const cap_user_data_t data)
 {
-	bind_for(SYS_capset, (long[6]){ 0 });
-	return REAL(capset)(hdr, data);
+	long err = bind_for(SYS_capset, (long[6]){ 0 });
+	return err ? (int)fx_libc_ret(err) : REAL(capset)(hdr, data);
 }
 
 FX_EXPORT int unshare(int flags)
 {
-	bind_for(SYS_unshare, (long[6]){ 0 });
-	return REAL(unshare)(flags);
+	long err = bind_for(SYS_unshare, (long[6]){ 0 });
+	return err ? (int)fx_libc_ret(err) : REAL(unshare)(flags);
 }
 
 FX_EXPORT int setns(int fd, int nstype)
 {
-	bind_for(SYS_setns, (long[6]){ 0 });
-	return REAL(setns)(fd, nstype);
+	long err = bind_for(SYS_setns, (long[6]){ 0 });
+	return err ? (int)fx_libc_ret(err) : REAL(setns)(fd, nstype);
 }
 
 FX_EXPORT int personality(unsigned long persona)
 {
-	bind_for(SYS_personality, (long[6]){ (long)persona });
-	return REAL(personality)(persona);
+	long err = bind_for(SYS_personality, (long[6]){ (long)persona });
+	return err ? (int)fx_libc_ret(err) : REAL(personality)(persona);
 }
 
 /* Resource limits: the process count's may forbid the runtime's threads later (before_sandbox). */

@@ -215,6 +215,7 @@ struct fx_carrier {
 	 */
 	struct fx_uthread *own;
 	_Atomic bool own_exited;
+	bool sealed;                /* the program installed a seccomp filter on this kernel thread (fx_rt_sealed) */
 	void *native_sp;
 	uint64_t native_tcb;
 
@@ -460,6 +461,17 @@ extern _Atomic int fx_rt_live_uthreads;
  * it is.
  */
 int fx_rt_bind(bool seccomp);
+
+/*
+ * Whether the calling kernel thread is under a seccomp filter that the
+ * program installed after the runtime started (through prctl, seccomp or
+ * syscall; fx_rt_note_filter): it may forbid clone, so no thread of the
+ * runtime's is made from it. A filter the process had at start (a
+ * container's, systemd's) let the runtime start, and is not counted.
+ */
+bool fx_rt_sealed(void);
+/* The program installed a filter: on the calling kernel thread, or on every thread (TSYNC). */
+void fx_rt_note_filter(bool every_thread);
 
 /* src/threads/setxid.c: set*id and setgroups change every carrier (libc's contract, -1 and errno) */
 int fx_rt_setuid(uid_t u);

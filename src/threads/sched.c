@@ -1426,6 +1426,8 @@ static struct fx_carrier *exclusive_carrier(struct fx_uthread *u, int *err)
 		return NULL;
 	}
 	k->own = u;
+	struct fx_carrier *maker = fx_carrier_self();
+	k->sealed = maker && maker->sealed; /* a clone inherits its maker's filters */
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	*err = -spawn_carrier(k, &attr, real_create);
@@ -1468,6 +1470,25 @@ static bool change_in_place(bool seccomp)
 	return t && strtol(t + 9, NULL, 10) == 1;
 }
 
+static _Atomic bool sealed_all; /* a filter with TSYNC: every thread has it */
+
+bool fx_rt_sealed(void)
+{
+	struct fx_carrier *c = fx_carrier_self();
+
+	return atomic_load_explicit(&sealed_all, memory_order_relaxed) || (c && c->sealed);
+}
+
+void fx_rt_note_filter(bool every_thread)
+{
+	struct fx_carrier *c = fx_carrier_self();
+
+	if (every_thread)
+		atomic_store(&sealed_all, true);
+	else if (c)
+		c->sealed = true;
+}
+
 int fx_rt_bind(bool seccomp)
 {
 	struct fx_carrier *c = fx_carrier_self();
@@ -1482,8 +1503,8 @@ int fx_rt_bind(bool seccomp)
 		c->in_rt = 0;
 		return 0;
 	}
-	if (fx_seccomp_filtered()) {
-		/* a filter here already may forbid the clone that a carrier of its own needs */
+	if (fx_rt_sealed()) {
+		/* the program's filter here may forbid the clone that a carrier of its own needs */
 		c->in_rt = 0;
 		return -EPERM;
 	}
@@ -2307,6 +2328,12 @@ int fx_rt_start(void)
 	if (order < 0)
 		return -EINVAL;
 	cfg.flags |= (unsigned)order;
+	/*
+	 * An engine that cannot run here (io_uring under a container's seccomp
+	 * filter) is said by --stats, not on the program's stderr, which the
+	 * program alone writes to on NPTL.
+	 */
+	cfg.flags |= FLEXSC_QUIET;
 	/* dynamic core specialization: between the carrier's core and the syscall cores */
 	const char *spec = getenv("FLEXSC_SPECIALIZE");
 	if (spec && *spec && strcmp(spec, "off")) {
@@ -2318,6 +2345,19 @@ int fx_rt_start(void)
 		if (v < 1 || v > 10000)
 			return -EINVAL;
 		spec_window_ns = (uint64_t)v * 1000000ull;
+	}
+	/*
+	 * Started under a seccomp filter (a container's, systemd's
+	 * SystemCallFilter=): io_uring would bypass it and a syscall thread
+	 * is not known to be under it, so every call must run on its caller
+	 * (src/core/identity.c). The synchronous engine does that by design;
+	 * the others rerouted every call at each flush, and a ping-pong of
+	 * threads over pipes hung.
+	 */
+	if (fx_seccomp_filtered()) {
+		cfg.engine = FLEXSC_ENGINE_SYNC;
+		cfg.nr_syscall_cpus = 0; /* nothing to send there, nor to specialize for */
+		fx_rt_specialize = false;
 	}
 	n = parse_cpus(getenv("FLEXSC_CORES"), carrier_cpus, FLEXSC_MAX_CPUS);
 	if (n < 0)

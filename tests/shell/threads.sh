@@ -16,6 +16,10 @@
 #   split    --cores 0 --syscall-cores 1 --engine threads   (2+ CPUs only)
 #   auto     --cores 0 --syscall-cores 1 --specialize auto  (2+ CPUs only; windows of
 #            2 ms instead of 100, FLEXSC_SPECIALIZE_MS, so calls change route often)
+#   contained (no flag) under a seccomp filter that allows every call, installed
+#            before flexsc-run starts (tests/shell/allow_all_filter.c), as a
+#            container or systemd's SystemCallFilter= starts a program: the
+#            runtime starts filtered (no io_uring then: syscall threads)
 # each with a timeout (a run that reaches it is backtraced with gdb first),
 # requiring the plain run's exit status and stdout, and that the runtime
 # ran: every run passes --require (a runtime that cannot start ends the
@@ -59,6 +63,10 @@ export FLEXSC_SPECIALIZE_MS=2
 out=$build/threads
 logs=$out/logs
 mkdir -p "$logs"
+if ! "$cc" -O2 -o "$out/allow_all_filter" "$root/tests/shell/allow_all_filter.c" 2>"$logs/allow_all_filter.build"; then
+	echo "FAIL: tests/shell/allow_all_filter.c does not build ($logs/allow_all_filter.build)"
+	exit 1
+fi
 
 declare -A flags=(
 	[default]=""
@@ -70,8 +78,11 @@ declare -A flags=(
 	[split]="--cores 0 --syscall-cores 1 --engine threads"
 	[auto]="--cores 0 --syscall-cores 1 --specialize auto"
 	[pinned]="--cores 0,1"
+	[contained]=""
 )
-configs=(default cores0 threads sync small order)
+# what runs flexsc-run, for the configurations that need it
+declare -A wrapper=([contained]="$out/allow_all_filter")
+configs=(default cores0 threads sync small order contained)
 if [ "$(nproc)" -ge 2 ]; then
 	configs+=(split auto pinned)
 else
@@ -255,7 +266,7 @@ for src in "${sources[@]}"; do
 		start=$(date +%s%N)
 		rm -f "$base.ran"
 		# shellcheck disable=SC2086
-		run_one "$lim" "$base" env FLEXSC_RAN_FILE="$base.ran" "$run" --require ${flags[$cfg]} -- "$bin" "${args[@]}"
+		run_one "$lim" "$base" env FLEXSC_RAN_FILE="$base.ran" ${wrapper[$cfg]:-} "$run" --require ${flags[$cfg]} -- "$bin" "${args[@]}"
 		ms=$((($(date +%s%N) - start) / 1000000))
 		took="$((ms / 1000)).$((ms % 1000 / 100))s"
 		ran=0

@@ -8,7 +8,11 @@
  *   2. unshare(CLONE_NEWUSER) succeeds (the kernel wants a process of one
  *      thread: `unshare -r` failed with EINVAL); where the machine forbids
  *      user namespaces (EPERM: a chroot, a sysctl), it says so instead,
- *      the same line with and without flexsc-run.
+ *      the same line with and without flexsc-run;
+ *   3. the same after setrlimit(RLIMIT_NPROC) to the limit it has (a
+ *      login path sets its limits so): it takes no thread away from the
+ *      process (the runtime started its signal thread for any such call,
+ *      and unshare failed with EINVAL).
  * Runs as root only (prints a skip line and exits 77 otherwise).
  */
 // flexsc-test: skip-config threads (every call goes to a syscall thread, which starts at the child's first call: the process is no longer one thread; docs/threads.md, "Threads made afterwards")
@@ -19,6 +23,7 @@
 #include <linux/capability.h>
 #include <sched.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -55,6 +60,15 @@ static int new_user_ns(void *arg)
 	return err == EPERM ? 2 : 1;
 }
 
+static int nproc_then_new_user_ns(void *arg)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NPROC, &rl) || setrlimit(RLIMIT_NPROC, &rl))
+		return 3;
+	return new_user_ns(arg);
+}
+
 int main(void)
 {
 	char out[256];
@@ -72,6 +86,14 @@ int main(void)
 		       CHECK_NAME);
 	else
 		resultf(WIFEXITED(st) && WEXITSTATUS(st) == 0, "unshare(CLONE_NEWUSER) succeeds%s%s",
+			WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "" : ": ",
+			WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "" : out);
+	st = run_captured(nproc_then_new_user_ns, NULL, out, sizeof(out));
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
+		printf("%s: unshare(CLONE_NEWUSER) after setrlimit: not permitted on this machine (EPERM), not checked\n",
+		       CHECK_NAME);
+	else
+		resultf(WIFEXITED(st) && WEXITSTATUS(st) == 0, "setrlimit(RLIMIT_NPROC), then unshare(CLONE_NEWUSER) succeeds%s%s",
 			WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "" : ": ",
 			WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "" : out);
 	return failed;
