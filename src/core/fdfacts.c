@@ -9,8 +9,10 @@
  * wait by polling for data, where a terminal's read ends by a timer of its
  * own (VMIN 0, VTIME above 0: the read returns 0 when the time is up). So
  * those calls run elsewhere (on the owner at once when they cannot block,
- * else the fallback route), and the route needs three facts per
- * descriptor: nonblocking, seekable, and a device of its own rules.
+ * else the fallback route), and the route needs four facts per
+ * descriptor: nonblocking, seekable, a device of its own rules, and a
+ * file (regular, or a block device: its position is the kernel's to lock,
+ * and its writes may be short).
  * Asking the kernel (fcntl, fstat, lseek) before every call would cost a
  * system call per call, the thing exception-less calls avoid.
  *
@@ -60,6 +62,7 @@
 #define FACT_NONBLOCK 1
 #define FACT_UNSEEKABLE 2
 #define FACT_DEVICE 4
+#define FACT_FILE 8
 
 static _Atomic uint32_t stamp[TRACKED];
 static _Atomic uint8_t facts[TRACKED];
@@ -171,10 +174,14 @@ static unsigned ask_kernel(int fd)
 		/* fstat denied (OpenSSH's sandbox fails it with EACCES): lseek alone says what it can */
 		if (fx_raw_syscall6(SYS_lseek, fd, 0, SEEK_CUR, 0, 0, 0) == -ESPIPE)
 			f |= FACT_UNSEEKABLE;
+		else
+			f |= FACT_FILE; /* it has a position: taken for a file */
 		return f;
 	}
 	if (S_ISSOCK(st.st_mode) || S_ISFIFO(st.st_mode))
 		return f | FACT_UNSEEKABLE;
+	if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
+		f |= FACT_FILE;
 	if (S_ISCHR(st.st_mode) && major(st.st_rdev) != MEM_MAJOR)
 		f |= FACT_DEVICE;
 	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) &&
@@ -213,6 +220,11 @@ bool fx_fd_unseekable(int fd)
 bool fx_fd_device(int fd)
 {
 	return fd_facts(fd) & FACT_DEVICE;
+}
+
+bool fx_fd_file(int fd)
+{
+	return fd_facts(fd) & FACT_FILE;
 }
 
 /* ---- the libc calls that change the facts ---- */

@@ -269,6 +269,8 @@ bool fx_fd_nonblocking(int fd);
 bool fx_fd_unseekable(int fd);
 /* a character device but the memory devices (null, zero, random...): a terminal, a serial line... */
 bool fx_fd_device(int fd);
+/* a regular file or a block device: reads and writes at its position, and writes, are system calls */
+bool fx_fd_file(int fd);
 bool fx_call_cannot_block(const struct flexsc_entry *e);
 /* a signalfd is about to name set (weak default: nothing; the runtime's in threads/signals.c) */
 void fx_sig_for_signalfd(uint64_t set);

@@ -552,8 +552,14 @@ static bool takes_fixed_fd(long nr)
  * it reads or writes a pipe or socket at its head where a positioned
  * call fails with ESPIPE, and a read of a device that must wait waits for
  * data, where a terminal's would end by its VTIME timer (a read with
- * VMIN 0 never returned). src/core/fdfacts.c knows, mostly without asking
- * the kernel; such calls take the fallback route.
+ * VMIN 0 never returned). And a file's: io_uring reads and writes at its
+ * position without the lock the system calls take (threads writing lines
+ * to one redirected stdout lost some, readers read data twice), and after
+ * a short write (a full disk, RLIMIT_FSIZE) it returned counts of bytes
+ * never written (6.18); so a file's reads at its position, and all its
+ * writes, are system calls; a read at an offset stays. src/core/fdfacts.c
+ * knows, mostly without asking the kernel; such calls take the fallback
+ * route.
  */
 static bool fd_fits(const struct flexsc_entry *e)
 {
@@ -562,20 +568,22 @@ static bool fd_fits(const struct flexsc_entry *e)
 	switch (e->sysnum) {
 	case SYS_preadv2:
 		if ((int64_t)e->args[3] == -1)
-			return !fx_fd_nonblocking(fd) && !fx_fd_device(fd);
+			return !fx_fd_nonblocking(fd) && !fx_fd_device(fd) && !fx_fd_file(fd);
 		return !fx_fd_unseekable(fd);
 	case SYS_pwritev2:
 		if ((int64_t)e->args[3] == -1)
-			return !fx_fd_nonblocking(fd);
+			return !fx_fd_nonblocking(fd) && !fx_fd_file(fd);
 		/* fall through */
-	case SYS_pread64:
 	case SYS_pwrite64:
-	case SYS_preadv:
 	case SYS_pwritev:
+		return !fx_fd_unseekable(fd) && !fx_fd_file(fd);
+	case SYS_pread64:
+	case SYS_preadv:
 		return !fx_fd_unseekable(fd);
 	case SYS_read: case SYS_readv:
-		return !fx_fd_nonblocking(fd) && !fx_fd_device(fd);
+		return !fx_fd_nonblocking(fd) && !fx_fd_device(fd) && !fx_fd_file(fd);
 	case SYS_write: case SYS_writev:
+		return !fx_fd_nonblocking(fd) && !fx_fd_file(fd);
 	case SYS_recvfrom: case SYS_sendto: case SYS_recvmsg: case SYS_sendmsg:
 	case SYS_accept: case SYS_accept4: case SYS_connect:
 		return !fx_fd_nonblocking(fd);

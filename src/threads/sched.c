@@ -53,6 +53,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -1121,6 +1122,35 @@ static bool alone(const struct fx_carrier *c)
 }
 
 /*
+ * The signal the kernel sends the calling thread with some failures:
+ * SIGPIPE with EPIPE (unless MSG_NOSIGNAL), SIGXFSZ with EFBIG. A call that
+ * ran away from its caller sent it to a syscall thread, which blocks every
+ * signal, or sent none (io_uring's sends add MSG_NOSIGNAL); so it is raised
+ * on the caller, once its call is back. io_uring's writes send SIGPIPE to
+ * the ring's submitter, the caller's carrier, themselves; and a file's
+ * writes never go to the ring (src/engine/uring.c, fd_fits).
+ */
+static void side_signal(struct fx_carrier *c, long nr, const uint64_t *a, int64_t r)
+{
+	bool write = nr == SYS_write || nr == SYS_writev || nr == SYS_pwrite64 || nr == SYS_pwritev ||
+		     nr == SYS_pwritev2 || nr == SYS_sendfile || nr == SYS_splice || nr == SYS_vmsplice ||
+		     nr == SYS_tee;
+	bool ring = flexsc_engine_in_use(fx_rt_instance) != FLEXSC_ENGINE_THREADS && !c->q->to_threads;
+	int sig = 0;
+
+	if (r == -EFBIG && write)
+		sig = SIGXFSZ;
+	else if (r == -EPIPE && nr == SYS_sendto)
+		sig = a[3] & MSG_NOSIGNAL ? 0 : SIGPIPE;
+	else if (r == -EPIPE && nr == SYS_sendmsg)
+		sig = a[2] & MSG_NOSIGNAL ? 0 : SIGPIPE;
+	else if (r == -EPIPE && write && !ring)
+		sig = SIGPIPE;
+	if (sig)
+		raise(sig);
+}
+
+/*
  * Exception-less execution of one system call for the calling uthread;
  * a direct system call anywhere else (a thread that is not a carrier, the
  * runtime itself, a signal handler).
@@ -1251,6 +1281,8 @@ ran_here:
 		if (fx_unlikely(r == FX_RET_REFUSED)) /* not the overflow thread's to run: here, then */
 			return fx_raw_syscall6(nr, (long)args[0], (long)args[1], (long)args[2],
 					       (long)args[3], (long)args[4], (long)args[5]);
+		if (fx_unlikely(r == -EPIPE || r == -EFBIG))
+			side_signal(fx_carrier_self(), nr, args, r);
 		if ((r != -EINTR && r != -ECANCELED) || fx_cancel_pending(self))
 			return r;
 		/*
