@@ -2175,6 +2175,42 @@ void fx_poke(struct fx_carrier *c)
 }
 
 /*
+ * Waits of the kernel's that a handler without SA_RESTART ends with EINTR
+ * (signal(7)), and that the runtime does not serve itself, so that a
+ * program makes them as system calls: lock waits, waits for children,
+ * message queues.
+ */
+static bool interruptible_wait(long nr, long a0, long a1)
+{
+	(void)a0;
+	switch (nr) {
+	case SYS_fcntl:
+		return a1 == F_SETLKW || a1 == F_OFD_SETLKW;
+	case SYS_flock: case SYS_wait4: case SYS_waitid: case SYS_mq_timedreceive: case SYS_mq_timedsend:
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The poke interrupted such a wait: the kernel, seeing the poke's
+ * SA_RESTART, set the wait up to start again (ip back on its `syscall`,
+ * rax its number). A handler without SA_RESTART that ran here for the
+ * program would have made it fail with EINTR: it does now (alarm(1) around
+ * a lock wait or a waitpid otherwise waited for the holder or the child).
+ */
+static void end_restarted_wait(ucontext_t *uc)
+{
+	greg_t *g = uc->uc_mcontext.gregs;
+	const volatile uint8_t *p = (const uint8_t *)g[REG_RIP];
+
+	if (p[0] == 0x0f && p[1] == 0x05 && interruptible_wait(g[REG_RAX], g[REG_RDI], g[REG_RSI])) {
+		g[REG_RAX] = -EINTR;
+		g[REG_RIP] += 2;
+	}
+}
+
+/*
  * A signal is pending for the uthread running here: its handler runs now,
  * unless in the runtime. Also the monitor's nudge to a carrier whose core
  * it handed over while it is blocked in a call outside the runtime, with
@@ -2206,7 +2242,13 @@ static void poked(int sig, siginfo_t *si, void *uc)
 		c->in_rt = 0;
 		errno = saved;
 	}
+	struct fx_uthread *u = c->current;
+	int before = u->handled;
+	u->handled = 0;
 	fx_raise_pending();
+	if (u->handled == 2)
+		end_restarted_wait(uc);
+	u->handled = u->handled > before ? u->handled : before;
 	fx_raw_leave(c);
 	if (atomic_load_explicit(&c->preempt_at, memory_order_relaxed)) {
 		fx_preempt_poked(c, uc);
