@@ -18,6 +18,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sys/msg.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
@@ -77,12 +78,43 @@ FX_EXPORT int pthread_cancel(pthread_t thread)
 	}
 	if (!u->cancel_disabled) {
 		fx_interrupt(u);
-		/* asynchronous: a running target is stopped where it runs */
+		/*
+		 * A running target is poked: asynchronous, it is stopped where it
+		 * runs; deferred, it may wait in the kernel at a cancellation
+		 * point the runtime does not serve (a lock wait, waitpid,
+		 * mq_receive), where its carrier's poke acts on it (sched.c,
+		 * poked). It waited there for ever before.
+		 */
 		struct fx_carrier *c = u->home;
-		if (u->cancel_async && atomic_load(&u->state) == FX_U_RUNNING && c && c->current == u)
+		if (atomic_load(&u->state) == FX_U_RUNNING && c && c->current == u)
 			fx_raw_syscall6(SYS_tgkill, getpid(), c->tid, FX_SIG_POKE, 0, 0, 0);
 	}
 	return 0;
+}
+
+/*
+ * msgrcv and msgsnd: cancellation points the runtime does not serve, whose
+ * waits the kernel never restarts after a handler, so a deferred cancel's
+ * poke (pthread_cancel above) ends them with EINTR; the cancel acts here,
+ * as on NPTL, where it acts in the wait (the thread returned from msgrcv
+ * uncancelled before, or waited for ever).
+ */
+FX_EXPORT ssize_t msgrcv(int id, void *msg, size_t size, long type, int flags)
+{
+	ssize_t r = REAL(msgrcv)(id, msg, size, type, flags);
+
+	if (r < 0 && errno == EINTR && fx_rt_active)
+		fx_testcancel();
+	return r;
+}
+
+FX_EXPORT int msgsnd(int id, const void *msg, size_t size, int flags)
+{
+	int r = REAL(msgsnd)(id, msg, size, flags);
+
+	if (r < 0 && errno == EINTR && fx_rt_active)
+		fx_testcancel();
+	return r;
 }
 
 FX_EXPORT int pthread_setcancelstate(int state, int *old)

@@ -2193,6 +2193,19 @@ static bool interruptible_wait(long nr, long a0, long a1)
 }
 
 /*
+ * Of those, the cancellation points (pthreads(7)): all but flock. A
+ * deferred cancel of a thread waiting in one acts there, as NPTL's does.
+ */
+static bool cancellable_wait(const ucontext_t *uc)
+{
+	const greg_t *g = uc->uc_mcontext.gregs;
+	const volatile uint8_t *p = (const uint8_t *)g[REG_RIP];
+
+	return p[0] == 0x0f && p[1] == 0x05 && g[REG_RAX] != SYS_flock &&
+	       interruptible_wait(g[REG_RAX], g[REG_RDI], g[REG_RSI]);
+}
+
+/*
  * The poke interrupted such a wait: the kernel, seeing the poke's
  * SA_RESTART, set the wait up to start again (ip back on its `syscall`,
  * rax its number). A handler without SA_RESTART that ran here for the
@@ -2254,7 +2267,8 @@ static void poked(int sig, siginfo_t *si, void *uc)
 		fx_preempt_poked(c, uc);
 		c = fx_carrier_self(); /* resumed perhaps on another */
 	}
-	if (c->current->cancel_async && fx_cancel_pending(c->current))
+	u = c->current;
+	if (fx_cancel_pending(u) && (u->cancel_async || (!u->cancel_disabled && cancellable_wait(uc))))
 		fx_cancel_async_poked(uc);
 }
 
