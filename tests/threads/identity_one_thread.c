@@ -20,6 +20,7 @@
 // flexsc-test: skip-config auto (the same: calls go to syscall threads on the syscall core)
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <linux/capability.h>
 #include <sched.h>
 #include <sys/prctl.h>
@@ -69,6 +70,19 @@ static int nproc_then_new_user_ns(void *arg)
 	return new_user_ns(arg);
 }
 
+/* Runs fn in a child and says whether its unshare succeeded, or that the machine forbids it. */
+static void userns_result(int (*fn)(void *), const char *what)
+{
+	char out[256];
+	int st = run_captured(fn, NULL, out, sizeof(out));
+	bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
+		printf("%s: %s: not permitted on this machine (EPERM), not checked\n", CHECK_NAME, what);
+	else
+		resultf(ok, "%s succeeds%s%s", what, ok ? "" : ": ", ok ? "" : out);
+}
+
 int main(void)
 {
 	char out[256];
@@ -80,21 +94,7 @@ int main(void)
 	int st = run_captured(keepcaps, NULL, out, sizeof(out));
 	resultf(WIFEXITED(st) && WEXITSTATUS(st) == 0,
 		"KEEPCAPS, setresuid, capset, then setresgid succeeds (status %x)", st);
-	st = run_captured(new_user_ns, NULL, out, sizeof(out));
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
-		printf("%s: unshare(CLONE_NEWUSER): not permitted on this machine (EPERM), not checked\n",
-		       CHECK_NAME);
-	else
-		resultf(WIFEXITED(st) && WEXITSTATUS(st) == 0, "unshare(CLONE_NEWUSER) succeeds%s%s",
-			WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "" : ": ",
-			WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "" : out);
-	st = run_captured(nproc_then_new_user_ns, NULL, out, sizeof(out));
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 2)
-		printf("%s: unshare(CLONE_NEWUSER) after setrlimit: not permitted on this machine (EPERM), not checked\n",
-		       CHECK_NAME);
-	else
-		resultf(WIFEXITED(st) && WEXITSTATUS(st) == 0, "setrlimit(RLIMIT_NPROC), then unshare(CLONE_NEWUSER) succeeds%s%s",
-			WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "" : ": ",
-			WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "" : out);
+	userns_result(new_user_ns, "unshare(CLONE_NEWUSER)");
+	userns_result(nproc_then_new_user_ns, "setrlimit(RLIMIT_NPROC), then unshare(CLONE_NEWUSER)");
 	return failed;
 }

@@ -14,13 +14,9 @@
  * the filtered thread, killed it (sshd reset every connection).
  */
 #define _GNU_SOURCE
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <grp.h>
 #include <poll.h>
 #include <stdbool.h>
-#include <stddef.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 
 #define CHECK_NAME "sandbox_child"
@@ -37,14 +33,6 @@ static void on_usr1(int sig)
 /* The child: 0, or the step that failed (its exit status). */
 static int sandboxed(int rd, int report)
 {
-	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 2, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-	};
-	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
 	struct rlimit zero = { 0, 0 }, fds;
 	struct timespec nap = { 0, 20 * 1000000 };
 	struct pollfd p = { rd, POLLIN, 0 };
@@ -56,7 +44,7 @@ static int sandboxed(int rd, int report)
 	if (setrlimit(RLIMIT_FSIZE, &zero) || setrlimit(RLIMIT_NOFILE, &fds) ||
 	    setrlimit(RLIMIT_NPROC, &zero))
 		return 11;
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+	if (seal_no_clone())
 		return 12;
 	if (write(report, "s", 1) != 1) /* sealed: the parent may go on */
 		return 13;

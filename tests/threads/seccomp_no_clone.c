@@ -10,11 +10,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <signal.h>
-#include <stddef.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,21 +20,13 @@
 
 int main(void)
 {
-	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 2, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-	};
-	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
 	sigset_t set = sigset_of(SIGUSR1);
 	struct timespec nap = { 0, 20000000 }, sec = { 1, 0 };
 	siginfo_t info;
 	char c = 0;
 	int p[2];
 
-	if (pipe(p) || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog)) {
+	if (pipe(p) || seal_no_clone()) {
 		printf("%s: skip: cannot install a seccomp filter\n", CHECK_NAME);
 		return 77;
 	}
