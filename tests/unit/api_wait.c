@@ -66,7 +66,13 @@ static flexsc_call_t post_write(struct flexsc_queue *q, int fd, const char *buf,
 static int devnull;
 static char zeros[4096];
 
-/* A blocked read is released by a write from another thread: wait_one, wait_any, wait_all. */
+/*
+ * A blocked read is released by a write from another thread: wait_one,
+ * wait_any, wait_all. Each writer starts before the reads are posted: the
+ * synchronous engine runs a read at the flush, which a batch's time bound
+ * may make at its post (under ThreadSanitizer, slow, the read then waited
+ * for a writer not started yet, for ever).
+ */
 static void blocked_reads(struct flexsc_queue *q, bool sync)
 {
 	int p[2];
@@ -80,8 +86,8 @@ static void blocked_reads(struct flexsc_queue *q, bool sync)
 	struct writer w;
 
 	memset(buf, 0, sizeof(buf));
-	flexsc_call_t c = post_read(q, p[0], buf, sizeof(buf), NULL);
 	write_later(&w, p[1], "hello", 20);
+	flexsc_call_t c = post_read(q, p[0], buf, sizeof(buf), NULL);
 	CHECK_EQ(flexsc_wait_one(q, c, &r, &long_ts), 0);
 	CHECK_EQ(r, 5);
 	CHECK(!memcmp(buf, "hello", 5));
@@ -95,12 +101,12 @@ static void blocked_reads(struct flexsc_queue *q, bool sync)
 	int p2[2];
 	char buf2[64];
 	CHECK_EQ(pipe(p2), 0);
-	flexsc_call_t two[2] = { post_read(q, p[0], buf, sizeof(buf), NULL),
-				 post_read(q, p2[0], buf2, sizeof(buf2), NULL) };
 	unsigned first = sync ? 0 : 1, second = 1 - first;
 	write_later(&w, sync ? p[1] : p2[1], "second", 20);
 	if (sync)
 		CHECK_EQ(write(p2[1], "first!!", 7), 7); /* so that the second read returns */
+	flexsc_call_t two[2] = { post_read(q, p[0], buf, sizeof(buf), NULL),
+				 post_read(q, p2[0], buf2, sizeof(buf2), NULL) };
 	CHECK_EQ(flexsc_wait_any(q, two, 2, &idx, &r, &long_ts), 0);
 	CHECK_EQ(idx, first);
 	CHECK_EQ(r, 6);
@@ -116,13 +122,13 @@ static void blocked_reads(struct flexsc_queue *q, bool sync)
 		join(&w);
 
 	/* wait_all: two reads released by two writes, plus a write that is done at once */
+	struct writer w2;
+	write_later(&w, p[1], "abc", 10);
+	write_later(&w2, p2[1], "defg", 30);
 	flexsc_call_t three[3] = { post_read(q, p[0], buf, 3, NULL),
 				   post_write(q, devnull, zeros, 123, NULL),
 				   post_read(q, p2[0], buf2, 4, NULL) };
 	int64_t rets[3] = { -1, -1, -1 };
-	struct writer w2;
-	write_later(&w, p[1], "abc", 10);
-	write_later(&w2, p2[1], "defg", 30);
 	CHECK_EQ(flexsc_wait_all(q, three, 3, rets, &long_ts), 0);
 	CHECK_EQ(rets[0], 3);
 	CHECK_EQ(rets[1], 123);
