@@ -59,10 +59,6 @@
 #include "core/internal.h"
 
 #define TRACKED 65536
-#define FACT_NONBLOCK 1
-#define FACT_UNSEEKABLE 2
-#define FACT_DEVICE 4
-#define FACT_FILE 8
 
 static _Atomic uint32_t stamp[TRACKED];
 static _Atomic uint8_t facts[TRACKED];
@@ -166,31 +162,31 @@ static unsigned ask_kernel(int fd)
 	struct stat st;
 
 	if (fl >= 0 && (fl & O_NONBLOCK))
-		f |= FACT_NONBLOCK;
+		f |= FX_FD_NONBLOCK;
 	long err = fx_raw_syscall6(SYS_fstat, fd, (long)&st, 0, 0, 0, 0);
 	if (err == -EBADF)
 		return f; /* the call fails with EBADF on every route */
 	if (err < 0) {
 		/* fstat denied (OpenSSH's sandbox fails it with EACCES): lseek alone says what it can */
 		if (fx_raw_syscall6(SYS_lseek, fd, 0, SEEK_CUR, 0, 0, 0) == -ESPIPE)
-			f |= FACT_UNSEEKABLE;
+			f |= FX_FD_UNSEEKABLE;
 		else
-			f |= FACT_FILE; /* it has a position: taken for a file */
+			f |= FX_FD_FILE; /* it has a position: taken for a file */
 		return f;
 	}
 	if (S_ISSOCK(st.st_mode) || S_ISFIFO(st.st_mode))
-		return f | FACT_UNSEEKABLE;
+		return f | FX_FD_UNSEEKABLE;
 	if (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
-		f |= FACT_FILE;
+		f |= FX_FD_FILE;
 	if (S_ISCHR(st.st_mode) && major(st.st_rdev) != MEM_MAJOR)
-		f |= FACT_DEVICE;
+		f |= FX_FD_DEVICE;
 	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) &&
 	    fx_raw_syscall6(SYS_lseek, fd, 0, SEEK_CUR, 0, 0, 0) == -ESPIPE)
-		f |= FACT_UNSEEKABLE;
+		f |= FX_FD_UNSEEKABLE;
 	return f;
 }
 
-static unsigned fd_facts(int fd)
+unsigned fx_fd_facts(int fd)
 {
 	if (fd < 0)
 		return 0; /* names nothing: the call fails with EBADF on every route */
@@ -205,26 +201,6 @@ static unsigned fd_facts(int fd)
 	/* release: pairs with the acquire above in a later lookup */
 	atomic_store_explicit(&stamp[fd], g, memory_order_release);
 	return f;
-}
-
-bool fx_fd_nonblocking(int fd)
-{
-	return fd_facts(fd) & FACT_NONBLOCK;
-}
-
-bool fx_fd_unseekable(int fd)
-{
-	return fd_facts(fd) & FACT_UNSEEKABLE;
-}
-
-bool fx_fd_device(int fd)
-{
-	return fd_facts(fd) & FACT_DEVICE;
-}
-
-bool fx_fd_file(int fd)
-{
-	return fd_facts(fd) & FACT_FILE;
 }
 
 /* ---- the libc calls that change the facts ---- */
@@ -487,14 +463,14 @@ bool fx_call_cannot_block(const struct flexsc_entry *e)
 	case SYS_recvfrom: case SYS_sendto:
 		if (e->args[3] & MSG_DONTWAIT)
 			return true;
-		return fx_fd_nonblocking(fd);
+		return fx_fd_facts(fd) & FX_FD_NONBLOCK;
 	case SYS_recvmsg: case SYS_sendmsg:
 		if (e->args[2] & MSG_DONTWAIT)
 			return true;
-		return fx_fd_nonblocking(fd);
+		return fx_fd_facts(fd) & FX_FD_NONBLOCK;
 	case SYS_read: case SYS_write: case SYS_readv: case SYS_writev:
 	case SYS_accept: case SYS_accept4: case SYS_connect:
-		return fx_fd_nonblocking(fd);
+		return fx_fd_facts(fd) & FX_FD_NONBLOCK;
 	case SYS_poll:
 		return (int)e->args[2] == 0;
 	case SYS_epoll_wait: case SYS_epoll_pwait:

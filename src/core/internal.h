@@ -265,12 +265,12 @@ void fx_fd_changed(void);
 void fx_fd_new(int fd);
 /* after call nr with arguments a returned ret: drops the entries of the descriptors it made */
 void fx_fd_made(long nr, const uint64_t *a, int64_t ret);
-bool fx_fd_nonblocking(int fd);
-bool fx_fd_unseekable(int fd);
-/* a character device but the memory devices (null, zero, random...): a terminal, a serial line... */
-bool fx_fd_device(int fd);
-/* a regular file or a block device: reads and writes at its position, and writes, are system calls */
-bool fx_fd_file(int fd);
+/* what fd is, as last asked of the kernel (FX_FD_*: 0 for none) */
+unsigned fx_fd_facts(int fd);
+#define FX_FD_NONBLOCK 1u   /* O_NONBLOCK */
+#define FX_FD_UNSEEKABLE 2u /* a pipe, socket or terminal: a positioned call fails with ESPIPE */
+#define FX_FD_DEVICE 4u     /* a character device but the memory devices (null, zero, random...) */
+#define FX_FD_FILE 8u       /* a regular file or a block device: its position is the kernel's to lock */
 bool fx_call_cannot_block(const struct flexsc_entry *e);
 /* a signalfd is about to name set (weak default: nothing; the runtime's in threads/signals.c) */
 void fx_sig_for_signalfd(uint64_t set);

@@ -563,33 +563,38 @@ static bool takes_fixed_fd(long nr)
  */
 static bool fd_fits(const struct flexsc_entry *e)
 {
-	int fd = (int)e->args[0];
+	const unsigned at_position_read = FX_FD_NONBLOCK | FX_FD_DEVICE | FX_FD_FILE;
+	const unsigned at_position_write = FX_FD_NONBLOCK | FX_FD_FILE;
+	bool at_position = (int64_t)e->args[3] == -1;
+	unsigned unfit; /* the facts that keep the call off the ring: looked up once */
 
 	switch (e->sysnum) {
-	case SYS_preadv2:
-		if ((int64_t)e->args[3] == -1)
-			return !fx_fd_nonblocking(fd) && !fx_fd_device(fd) && !fx_fd_file(fd);
-		return !fx_fd_unseekable(fd);
-	case SYS_pwritev2:
-		if ((int64_t)e->args[3] == -1)
-			return !fx_fd_nonblocking(fd) && !fx_fd_file(fd);
-		/* fall through */
-	case SYS_pwrite64:
-	case SYS_pwritev:
-		return !fx_fd_unseekable(fd) && !fx_fd_file(fd);
-	case SYS_pread64:
-	case SYS_preadv:
-		return !fx_fd_unseekable(fd);
 	case SYS_read: case SYS_readv:
-		return !fx_fd_nonblocking(fd) && !fx_fd_device(fd) && !fx_fd_file(fd);
+		unfit = at_position_read;
+		break;
 	case SYS_write: case SYS_writev:
-		return !fx_fd_nonblocking(fd) && !fx_fd_file(fd);
+		unfit = at_position_write;
+		break;
+	case SYS_preadv2:
+		unfit = at_position ? at_position_read : FX_FD_UNSEEKABLE;
+		break;
+	case SYS_pwritev2:
+		unfit = at_position ? at_position_write : FX_FD_UNSEEKABLE | FX_FD_FILE;
+		break;
+	case SYS_pwrite64: case SYS_pwritev:
+		unfit = FX_FD_UNSEEKABLE | FX_FD_FILE;
+		break;
+	case SYS_pread64: case SYS_preadv:
+		unfit = FX_FD_UNSEEKABLE;
+		break;
 	case SYS_recvfrom: case SYS_sendto: case SYS_recvmsg: case SYS_sendmsg:
 	case SYS_accept: case SYS_accept4: case SYS_connect:
-		return !fx_fd_nonblocking(fd);
+		unfit = FX_FD_NONBLOCK;
+		break;
 	default:
 		return true;
 	}
+	return !(fx_fd_facts((int)e->args[0]) & unfit);
 }
 
 /*
