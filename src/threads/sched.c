@@ -618,9 +618,26 @@ int fx_rt_kthread(void *(*fn)(void *))
 	return fx_rt_kthread_arg(fn, NULL);
 }
 
+typedef int create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+/*
+ * A kernel thread made by create that starts with signal mask `mask`: a
+ * new thread has its maker's mask, set here with the raw call (the
+ * interposed one would change a uthread's) and put back after.
+ */
+static int create_masked(create_fn *create, pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
+			 void *arg, uint64_t mask)
+{
+	uint64_t old;
+
+	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&mask, (long)&old, 8, 0, 0);
+	int err = create(t, attr, fn, arg);
+	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
+	return err;
+}
+
 int fx_rt_kthread_arg(void *(*fn)(void *), void *arg)
 {
-	sigset_t all, old;
 	pthread_attr_t attr;
 	pthread_t t;
 	struct kthread_start *st = malloc(sizeof(*st));
@@ -629,16 +646,13 @@ int fx_rt_kthread_arg(void *(*fn)(void *), void *arg)
 		return -ENOMEM;
 	st->fn = fn;
 	st->arg = arg;
-	sigfillset(&all);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 64 * 1024);
-	/* the mask it inherits: raw, not the interposed call, which would change a uthread's */
-	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8, 0, 0);
-	int err = fx_os_pthread_create(&t, &attr, kthread_main, st);
+	/* every signal blocked but glibc's own 32 and 33, as sigfillset leaves them */
+	int err = create_masked(fx_os_pthread_create, &t, &attr, kthread_main, st, ~0ull & ~(3ull << 31));
 	if (err)
 		free(st);
-	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
 	pthread_attr_destroy(&attr);
 	return -err;
 }
@@ -1384,7 +1398,6 @@ static int carrier_enter(struct fx_carrier *c)
 	return err ? err : c->idle ? 0 : -ENOMEM;
 }
 
-typedef int create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 static void *carrier_main(void *arg);
 
 /*
@@ -1398,12 +1411,7 @@ static void *carrier_main(void *arg);
  */
 static int spawn_carrier(struct fx_carrier *c, const pthread_attr_t *attr, create_fn *create)
 {
-	uint64_t idle = fx_sig_idle_mask(), old;
-
-	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&idle, (long)&old, 8, 0, 0);
-	int err = create(&c->pthread, attr, carrier_main, c);
-	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
-	return err;
+	return create_masked(create, &c->pthread, attr, carrier_main, c, fx_sig_idle_mask());
 }
 
 static void *carrier_main(void *arg)
@@ -2180,16 +2188,28 @@ void fx_poke(struct fx_carrier *c)
  * program makes them as system calls: lock waits, waits for children,
  * message queues.
  */
-static bool interruptible_wait(long nr, long a0, long a1)
+static bool interruptible_wait(long nr, long arg1)
 {
-	(void)a0;
 	switch (nr) {
 	case SYS_fcntl:
-		return a1 == F_SETLKW || a1 == F_OFD_SETLKW;
+		return arg1 == F_SETLKW || arg1 == F_OFD_SETLKW;
 	case SYS_flock: case SYS_wait4: case SYS_waitid: case SYS_mq_timedreceive: case SYS_mq_timedsend:
 		return true;
 	}
 	return false;
+}
+
+/*
+ * Whether the poke interrupted such a wait: the kernel, seeing the poke's
+ * SA_RESTART, set it up to start again (ip back on its `syscall`, rax its
+ * number).
+ */
+static bool in_restarted_wait(const ucontext_t *uc)
+{
+	const greg_t *g = uc->uc_mcontext.gregs;
+	const volatile uint8_t *p = (const uint8_t *)g[REG_RIP];
+
+	return p[0] == 0x0f && p[1] == 0x05 && interruptible_wait(g[REG_RAX], g[REG_RSI]);
 }
 
 /*
@@ -2198,28 +2218,20 @@ static bool interruptible_wait(long nr, long a0, long a1)
  */
 static bool cancellable_wait(const ucontext_t *uc)
 {
-	const greg_t *g = uc->uc_mcontext.gregs;
-	const volatile uint8_t *p = (const uint8_t *)g[REG_RIP];
-
-	return p[0] == 0x0f && p[1] == 0x05 && g[REG_RAX] != SYS_flock &&
-	       interruptible_wait(g[REG_RAX], g[REG_RDI], g[REG_RSI]);
+	return in_restarted_wait(uc) && uc->uc_mcontext.gregs[REG_RAX] != SYS_flock;
 }
 
 /*
- * The poke interrupted such a wait: the kernel, seeing the poke's
- * SA_RESTART, set the wait up to start again (ip back on its `syscall`,
- * rax its number). A handler without SA_RESTART that ran here for the
- * program would have made it fail with EINTR: it does now (alarm(1) around
- * a lock wait or a waitpid otherwise waited for the holder or the child).
+ * A handler without SA_RESTART that ran from the poke for the program
+ * would have made such a wait fail with EINTR: it does now (alarm(1)
+ * around a lock wait or a waitpid otherwise waited for the holder or the
+ * child).
  */
 static void end_restarted_wait(ucontext_t *uc)
 {
-	greg_t *g = uc->uc_mcontext.gregs;
-	const volatile uint8_t *p = (const uint8_t *)g[REG_RIP];
-
-	if (p[0] == 0x0f && p[1] == 0x05 && interruptible_wait(g[REG_RAX], g[REG_RDI], g[REG_RSI])) {
-		g[REG_RAX] = -EINTR;
-		g[REG_RIP] += 2;
+	if (in_restarted_wait(uc)) {
+		uc->uc_mcontext.gregs[REG_RAX] = -EINTR;
+		uc->uc_mcontext.gregs[REG_RIP] += 2;
 	}
 }
 
