@@ -41,11 +41,6 @@ static void remember(_Atomic uint64_t *table, uintptr_t first, uintptr_t last)
 	atomic_store_explicit(&table[last % SLOTS], last + 1, memory_order_relaxed);
 }
 
-static bool page_ok(uintptr_t page)
-{
-	return known(good, page);
-}
-
 bool fx_mem_copy_in(void *dst, const void *src, size_t len)
 {
 	struct iovec local = { dst, len }, remote = { (void *)src, len };
@@ -71,7 +66,7 @@ bool fx_mem_rw_ok(void *p, size_t len)
 
 	if (!len || a + len < a)
 		return false;
-	if (page_ok(first) && page_ok(last))
+	if (known(good, first) && known(good, last))
 		return true;
 	if (!ask_kernel(p, len))
 		return false;
