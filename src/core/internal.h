@@ -286,9 +286,9 @@ void fx_fd_close_kept(int fd);
 /* close, close_range, dup2, dup3 with arguments a touching a kept descriptor: true and *ret (0 or -errno) */
 bool fx_fd_guarded(long nr, const long *a, long *ret);
 
-/* the caller's memory that the library reads and writes for the kernel (src/core/memcheck.c) */
+/* the caller's memory that the library reads and writes for the kernel, len >= 8 (src/core/memcheck.c) */
 bool fx_mem_rw_ok(void *p, size_t len);
-/* the same for memory the library only reads (at most 256 bytes): a system call's input */
+/* the same for memory the library only reads: a system call's input */
 bool fx_mem_r_ok(const void *p, size_t len);
 /* len bytes of the caller's memory at src into dst, as the kernel copies them in: false where that faults (EFAULT) */
 bool fx_mem_copy_in(void *dst, const void *src, size_t len);
