@@ -211,6 +211,27 @@ void fx_queue_to_threads(struct flexsc_queue *q, bool on)
 	q->to_threads = on && q->tq && q->fx->engine == FLEXSC_ENGINE_AUTO;
 }
 
+/*
+ * Decision: once the program installs a filter, the runtime says so at
+ * once, and the owner's calls all run on it without another question to
+ * the kernel: a filter of OpenSSH's kind kills the thread at any call not
+ * on its list, and the questions that route a call (fcntl, fstat and lseek
+ * for descriptor facts, prctl at the next flush) are on none.
+ */
+void fx_queue_note_filter(struct flexsc_queue *q, bool every_thread)
+{
+	if (every_thread)
+		atomic_store(&q->fx->filtered_all, true);
+	else
+		q->filtered = true;
+}
+
+/* Every call of q's owner runs on it: it is under a seccomp filter (identity.c). */
+static bool owner_filtered(const struct flexsc_queue *q)
+{
+	return q->filtered || atomic_load_explicit(&q->fx->filtered_all, memory_order_relaxed);
+}
+
 /* Where a delegable call goes when io_uring does not take it. */
 static enum fx_route fallback_route(const struct flexsc_queue *q)
 {
@@ -271,6 +292,8 @@ static enum fx_route route_for(struct flexsc_queue *q, const struct fx_sysdesc *
 
 	if (d->cls == FLEXSC_CLASS_LOCAL || local_by_args(e))
 		return FX_ROUTE_LOCAL;
+	if (fx_unlikely(owner_filtered(q)))
+		return FX_ROUTE_SYNC;
 	if (!chain_fd && (fx_call_cannot_block(e) || quick_in_place(q, e)))
 		return FX_ROUTE_LOCAL;
 	/* namespaces: no other task is in the caller's for sure, an SQPOLL thread included */

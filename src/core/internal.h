@@ -157,6 +157,7 @@ struct flexsc {
 	struct flexsc_config cfg;
 	enum flexsc_engine engine;       /* after fallbacks */
 	bool uring_ok;                   /* io_uring usable */
+	_Atomic bool filtered_all;       /* the program put every thread under a seccomp filter (TSYNC) */
 	bool rings_later;                /* queues make their ring at their first call that could use it */
 	uint8_t uring_ops[FX_CACHELINE]; /* bitmap of probed opcodes (up to 512) */
 	struct fx_pool *pool;            /* NULL without syscall threads */
@@ -227,6 +228,12 @@ bool fx_wake_pending(const struct flexsc_queue *q);
  * For the M-on-N runtime's dynamic core specialization (src/threads/specialize.c).
  */
 void fx_queue_to_threads(struct flexsc_queue *q, bool on);
+/*
+ * The program installed a seccomp filter on q's owner (every_thread: on
+ * every thread, TSYNC): all their calls run on their callers from now on
+ * (src/api/queue.c).
+ */
+void fx_queue_note_filter(struct flexsc_queue *q, bool every_thread);
 /*
  * Runs call nr on the owner, now, with no entry taken: what flexsc_post and
  * flexsc_poll do for a call that runs in place, descriptor facts and

@@ -1527,6 +1527,8 @@ void fx_rt_note_filter(bool every_thread)
 		atomic_store(&sealed_all, true);
 	else if (c)
 		c->sealed = true;
+	if (c && c->q)
+		fx_queue_note_filter(c->q, every_thread);
 }
 
 int fx_rt_bind(bool seccomp)
