@@ -57,15 +57,11 @@ static void *kthread_begin(void)
 	return h;
 }
 
-/* Back to a carrier; the kernel thread blocks every signal again, errno stays the call's. */
+/* Back to a carrier (the kernel thread takes its idle mask again); errno stays the call's. */
 static void kthread_end(void *h)
 {
-	uint64_t all = ~0ull;
 	int err = errno;
 
-	if (!h)
-		return;
-	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, 0, 8, 0, 0);
 	fx_kthread_leave(h);
 	errno = err;
 }

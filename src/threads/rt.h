@@ -254,6 +254,15 @@ enum { FX_C_AWAKE = 0, FX_C_IN_FLEXSC = 1, FX_C_IN_FUTEX = 2, FX_C_PARKED = 3 };
 /* Reserved: makes a running uthread take the signals pending for it (SA_RESTART: cuts no call short). */
 #define FX_SIG_POKE 62
 
+/*
+ * The signal mask of a kernel thread of the runtime's own while it runs
+ * no uthread: every signal but glibc's 32 and 33 (SIGCANCEL, SIGSETXID),
+ * as sigfillset leaves them. glibc's set*id sends 33 to every thread it
+ * knows and waits until each has taken it: a thread that blocks it makes
+ * setuid, setgroups... wait for ever (sshd's sessions hung so).
+ */
+#define FX_KTHREAD_MASK (~0ull & ~(3ull << 31))
+
 /* libc's sigaction, whatever the preload interposes (src/preload/signal.c) */
 int fx_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 
@@ -416,8 +425,8 @@ void fx_rt_exec_failed(const struct fx_exec_saved *saved, struct fx_carrier *c);
 
 /*
  * Starts one of the runtime's own kernel threads (the signal thread,
- * overflow threads) running fn(NULL): detached, a 64 KiB stack, every
- * signal blocked (it unblocks what it needs), no carrier's GS base.
+ * overflow threads) running fn(NULL): detached, a 64 KiB stack,
+ * FX_KTHREAD_MASK (it unblocks what it needs), no carrier's GS base.
  * Returns 0 or -errno.
  */
 int fx_rt_kthread(void *(*fn)(void *));
@@ -427,8 +436,8 @@ int fx_rt_kthread_arg(void *(*fn)(void *), void *arg);
  * calling uthread onto a kernel thread of its own that is no carrier
  * (NULL when the caller is not a uthread that may switch, or no thread
  * could start: then it stays where it is); fx_kthread_leave(that) moves
- * it back to a carrier. fx_kthread_mask: the uthread's signal mask, for
- * the child (the kernel thread blocks every signal).
+ * it back to a carrier, the kernel thread's mask FX_KTHREAD_MASK again.
+ * fx_kthread_mask: the uthread's signal mask, for the child.
  */
 void *fx_kthread_enter(void);
 void fx_kthread_leave(void *h);

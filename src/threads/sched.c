@@ -649,8 +649,7 @@ int fx_rt_kthread_arg(void *(*fn)(void *), void *arg)
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 64 * 1024);
-	/* every signal blocked but glibc's own 32 and 33, as sigfillset leaves them */
-	int err = create_masked(fx_os_pthread_create, &t, &attr, kthread_main, st, ~0ull & ~(3ull << 31));
+	int err = create_masked(fx_os_pthread_create, &t, &attr, kthread_main, st, FX_KTHREAD_MASK);
 	if (err)
 		free(st);
 	pthread_attr_destroy(&attr);
@@ -1048,9 +1047,12 @@ void *fx_kthread_enter(void)
 void fx_kthread_leave(void *arg)
 {
 	struct fx_kthread *h = arg;
+	uint64_t idle = FX_KTHREAD_MASK;
 
 	if (!h)
 		return;
+	/* what the uthread left (posix_spawn's every signal blocked) would stay while h waits idle */
+	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&idle, 0, 8, 0, 0);
 	fx_ctx_switch(&h->u->sp, h->native_sp, h->native_tcb);
 	/* resumed by a carrier: end the switch as fx_block does */
 	finish_switch();

@@ -30,7 +30,8 @@
 #           /etc/ssh/sshd_config; a host key, port and authorized keys of
 #           the test's own): key logins as root run commands (output, exit
 #           status, 1 MB through cat, cmp), a wrong key is refused
-#           ("Permission denied"); then SIGTERM. Each login is a
+#           ("Permission denied"); then SIGTERM, after which no sshd
+#           process may be left (each session's ends with it). Each login is a
 #           privilege-separated child under OpenSSH's seccomp sandbox
 #           (which forbids clone, RLIMIT_NPROC 0) that the runtime must
 #           serve. Only as root (sshd needs it): otherwise not run.
@@ -464,13 +465,14 @@ case_strace() {
 }
 
 case_sshd() {
-	local port pid i rc ssh out
+	local port pid i rc ssh out t0
 	ssh-keygen -q -t ed25519 -N '' -f hostkey
 	ssh-keygen -q -t ed25519 -N '' -f id
 	ssh-keygen -q -t ed25519 -N '' -f stranger
 	cp id.pub authorized_keys
 	head -c 1000000 "$data" >mb.txt
 	port=$(free_port)
+	t0=$(sed 's/.*) //' /proc/self/stat | awk '{print $20}') # now, in stat's starttime ticks
 	mkdir -p /run/sshd # its privilege separation directory, which the service unit makes
 	XB 120 /usr/sbin/sshd -D -e -p "$port" -o ListenAddress=127.0.0.1 -h "$PWD/hostkey" \
 		-o AuthorizedKeysFile="$PWD/authorized_keys" -o StrictModes=no -o PidFile=none >server.log 2>&1 &
@@ -495,7 +497,28 @@ case_sshd() {
 	kill -TERM "$pid"
 	wait "$pid"
 	say "SIGTERM: exit $?"
+	# every session's processes end with it: none is left once the listener is gone
+	local left=
+	for i in $(seq 1 50); do
+		left=$(sshd_since "$t0")
+		[ -z "$left" ] && break
+		sleep 0.1
+	done
+	say "sshd processes left 5 s after the last login: $(echo $left | wc -w)"
+	[ -z "$left" ] || kill -KILL $left 2>/dev/null
 	echo /usr/sbin/sshd
+}
+
+# sshd_since TICKS: the PIDs of sshd processes started at TICKS (stat's
+# starttime, clock ticks since boot) or after: this case's, as no other
+# sshd starts meanwhile on a test machine.
+sshd_since() {
+	local p start
+	for p in /proc/[0-9]*; do
+		[ "$(readlink "$p/exe" 2>/dev/null)" = /usr/sbin/sshd ] || continue
+		start=$(sed 's/.*) //' "$p/stat" 2>/dev/null | awk '{print $20}')
+		[ -n "$start" ] && [ "$start" -ge "$1" ] && echo "${p#/proc/}"
+	done
 }
 
 for c in $cases; do
