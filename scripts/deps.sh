@@ -18,7 +18,7 @@ declare -A group=(
 	[test]="clang libclang-rt-14-dev procps pigz stress-ng gdb valgrind"
 	[bench]="python3 python3-matplotlib valgrind wrk iproute2"
 	[deb]="build-essential dpkg-dev debhelper lintian debootstrap"
-	[programs]="xz-utils zstd sqlite3 python3 git make coreutils memcached libmemcached-tools redis-server redis-tools openssh-server openssh-client strace"
+	[programs]="xz-utils zstd pigz sqlite3 python3 git make coreutils memcached libmemcached-tools redis-server redis-tools openssh-server openssh-client strace"
 	[servers]="apache2 apache2-utils nginx mariadb-server mariadb-client sysbench bind9 bind9-utils bind9-dnsutils curl dnsperf gdb strace procps iproute2 python3 python3-matplotlib wrk"
 )
 

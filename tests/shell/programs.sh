@@ -6,6 +6,8 @@
 #   xz      xz -T0 -1 --block-size=1MiB and back: compressed bytes equal to
 #           NPTL's, the round trip equal to the input (cmp)
 #   zstd    zstd -T0 -B1MiB and back: the same checks
+#   pigz    pigz -p 2 (a reader, two compressing threads and a writer
+#           handing blocks on) and back: the same checks
 #   sqlite  sqlite3 (PRAGMA threads=4, WAL): a multi-statement workload;
 #           its count/sum/max equal to what awk computes from the same
 #           rows, PRAGMA integrity_check ok
@@ -57,7 +59,7 @@
 set -u
 . "$(dirname "$0")/preload.bash"
 
-tools="xz zstd sqlite3 /usr/bin/python3 git make sort memcached memcslap memccp memccat memcstat redis-server redis-benchmark redis-cli strace"
+tools="xz zstd pigz sqlite3 /usr/bin/python3 git make sort memcached memcslap memccp memccat memcstat redis-server redis-benchmark redis-cli strace"
 [ "$(id -u)" = 0 ] && tools="$tools /usr/sbin/sshd ssh ssh-keygen" # the sshd case runs as root only
 missing() { for t in $tools; do command -v "$t" >/dev/null || echo "$t"; done; }
 if [ -n "$(missing)" ]; then
@@ -69,7 +71,7 @@ out=$build/programs
 rm -rf "$out"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-all="xz zstd sqlite python sort make git memcached redis strace"
+all="xz zstd pigz sqlite python sort make git memcached redis strace"
 [ "$(id -u)" = 0 ] && all="$all sshd"
 cases=${FLEXSC_PROGRAMS_ONLY:-$all}
 export LC_ALL=C
@@ -131,6 +133,17 @@ case_zstd() {
 	say "decompress exit $?"
 	cmp -s back "$data" && say "round trip: same" || bad "round trip differs from the input"
 	echo zstd
+}
+
+case_pigz() {
+	X 120 pigz -p 2 -n -c "$data" >data.gz
+	say "compress exit $?"
+	cp data.gz "$out/pigz.$rt.bin"
+	X 120 pigz -p 2 -d -c data.gz >back
+	say "decompress exit $?"
+	cmp -s back "$data" && say "round trip: same" || bad "round trip differs from the input"
+	gzip -t data.gz && say "gzip -t: ok" || bad "gzip -t fails"
+	echo pigz
 }
 
 case_sqlite() {
@@ -541,7 +554,7 @@ for c in $cases; do
 	n=$(grep -c " ${path:-/nonexistent}\$" "$flexsc/ran" 2>/dev/null)
 	[ "${n:-0}" -ge 1 ] || why+=("the runtime did not run in $exe (no line for ${path:-it} in $flexsc/ran)")
 	case $c in
-	xz | zstd) cmp -s "$out/$c.nptl.bin" "$out/$c.flexsc.bin" || why+=("the compressed bytes differ from NPTL's") ;;
+	xz | zstd | pigz) cmp -s "$out/$c.nptl.bin" "$out/$c.flexsc.bin" || why+=("the compressed bytes differ from NPTL's") ;;
 	sort) cmp -s "$out/sort.nptl.out" "$out/sort.flexsc.out" || why+=("the output differs from NPTL's") ;;
 	make) cmp -s "$out/make.nptl.txt" "$out/make.flexsc.txt" || why+=("all.txt differs from NPTL's") ;;
 	esac
