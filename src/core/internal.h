@@ -208,7 +208,9 @@ static inline int64_t fx_entry_exec(const struct flexsc_entry *e)
 /* operating-system services (src/core/os.c) */
 int fx_futex_wait(_Atomic uint32_t *word, uint32_t val, const struct timespec *rel);
 void fx_futex_wake(_Atomic uint32_t *word, int n);
-void fx_wake_up(struct fx_wake *w);
+bool fx_wake_up(struct fx_wake *w);
+/* a result came for the owner behind w while it was awake (weak default: nothing; the runtime's in threads/sched.c) */
+void fx_os_owner_awake(struct fx_wake *w);
 /*
  * libc's pthread_create and pthread_join, whatever the program's mean (weak
  * defaults in os.c); under FlexSC-Threads pthread_create fails with EPERM

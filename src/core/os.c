@@ -29,13 +29,13 @@ void fx_futex_wake(_Atomic uint32_t *word, int n)
 	fx_raw_syscall6(SYS_futex, (long)word, FUTEX_WAKE_PRIVATE, n, 0, 0, 0);
 }
 
-/* Wakes the owner behind w if it sleeps, the way it said it sleeps. */
-void fx_wake_up(struct fx_wake *w)
+/* Wakes the owner behind w if it sleeps, the way it said it sleeps; false if it was awake. */
+bool fx_wake_up(struct fx_wake *w)
 {
 	/* seq_cst: pairs with the store of w->sleep before the sleeper's last look */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&w->sleep, memory_order_relaxed) == FX_SLEEP_NONE)
-		return;
+		return false;
 	uint32_t how = atomic_exchange(&w->sleep, FX_SLEEP_NONE);
 	if (how == FX_SLEEP_FUTEX) {
 		fx_futex_wake(&w->sleep, 1);
@@ -43,6 +43,17 @@ void fx_wake_up(struct fx_wake *w)
 		uint64_t one = 1;
 		fx_raw_syscall6(SYS_write, w->fd, (long)&one, sizeof(one), 0, 0, 0);
 	}
+	return how != FX_SLEEP_NONE;
+}
+
+/*
+ * A result came for the owner behind w, which was awake. The default does
+ * nothing: the owner collects it at its next look. FlexSC-Threads, whose
+ * owner may be computing in a uthread, defines it (src/threads/sched.c).
+ */
+__attribute__((weak)) void fx_os_owner_awake(struct fx_wake *w)
+{
+	(void)w;
 }
 
 /*

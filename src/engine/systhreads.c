@@ -147,6 +147,13 @@ static void report(struct fx_tq *tq, unsigned idx, int64_t ret)
 	__atomic_store_n(&tq->entries[idx].status, FLEXSC_DONE, __ATOMIC_RELEASE);
 }
 
+/* Results are in for tq's owner: woken if it sleeps, else told (fx_os_owner_awake). */
+static void tell_owner(struct fx_tq *tq)
+{
+	if (!fx_wake_up(&tq->wake))
+		fx_os_owner_awake(&tq->wake);
+}
+
 static void chain_done(void *ctx, unsigned idx, int64_t ret)
 {
 	struct fx_tq *tq = ctx;
@@ -155,7 +162,7 @@ static void chain_done(void *ctx, unsigned idx, int64_t ret)
 	claim(tq);
 	push_completion(tq, idx);
 	unclaim(tq);
-	fx_wake_up(&tq->wake);
+	tell_owner(tq);
 }
 
 static void id_lock(struct fx_tq *tq)
@@ -203,7 +210,7 @@ static unsigned refuse(struct fx_tq *tq, unsigned idx)
 	push_completion(tq, idx);
 	unsigned next = pop_submission(tq);
 	unclaim(tq);
-	fx_wake_up(&tq->wake);
+	tell_owner(tq);
 	return next;
 }
 
@@ -284,7 +291,7 @@ static unsigned execute(struct worker *w, struct fx_tq *tq, unsigned idx, uint32
 	}
 	next = pop_submission(tq);
 	unclaim(tq);
-	fx_wake_up(&tq->wake);
+	tell_owner(tq);
 	atomic_fetch_sub(&pool->busy, 1);
 	return next;
 }

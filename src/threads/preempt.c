@@ -42,6 +42,7 @@
 #include <ucontext.h>
 
 #include "threads/preempt.h"
+#include "threads/signals.h"
 #include "threads/rt.h"
 
 #define RANGES_MAX 32
@@ -130,7 +131,16 @@ void fx_preempt_poked(struct fx_carrier *c, void *uc)
 	if (c->current->locks_held > 0 && ++c->preempt_put_off < PUT_OFF_MAX)
 		return;
 	c->preempt_put_off = 0;
-	/* the uthread's own mask, as a switch expects to find it: the kernel blocks the poke in here */
+	/*
+	 * Every signal of the program blocked until a switch sets the mask of
+	 * the uthread it runs (kmask says so, as a switch expects): one sent to
+	 * the process and taken here, inside the runtime, ran its handler on
+	 * this uthread, which was only computing, where the main thread waited
+	 * for it in sigtimedwait (fx_sig_for_leader cannot pass it on from
+	 * inside the runtime); once preemptions came every slice, not every
+	 * 10 ms, 1 run in 2 of sig_to_main and signalfd_signals lost it so.
+	 */
+	c->kmask = fx_sig_idle_mask();
 	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&c->kmask, 0, 8, 0, 0);
 	atomic_fetch_add_explicit(&preempts, 1, memory_order_relaxed);
 	int saved = errno; /* the interrupted code's: a handler leaves it as it was */

@@ -239,6 +239,16 @@ struct fx_carrier {
 	/* counters for --stats */
 	uint64_t switches, syscalls, idle_sleeps, steals, overflowed, handoffs;
 	uint64_t by_nr[512];
+
+	/*
+	 * The slice of its running uthread as others have seen it (sched.c,
+	 * slice_ran): the switch number it runs at, plus one, and when it was
+	 * first seen running. Written by the monitor and by wakers, never by
+	 * the carrier: a line of their own, with the last wake's switch.
+	 */
+	_Alignas(FX_CACHELINE) _Atomic uint64_t seen_switch;
+	_Atomic uint64_t seen_ns;
+	_Atomic uint64_t woken_switch; /* a uthread was woken onto it at that switch number, plus one (fresh_work) */
 };
 
 /* The engine in use is the synchronous one: each call runs at once, on its caller (sched.c) */
