@@ -138,8 +138,10 @@ void fx_preempt_poked(struct fx_carrier *c, void *uc)
 	 * this uthread, which was only computing, where the main thread waited
 	 * for it in sigtimedwait (fx_sig_for_leader cannot pass it on from
 	 * inside the runtime); once preemptions came every slice, not every
-	 * 10 ms, 1 run in 2 of sig_to_main and signalfd_signals lost it so.
+	 * 10 ms, 1 run in 2 of sig_to_main lost it so.
 	 */
+	struct fx_carrier *before = c;
+	uint64_t own = c->kmask, switches = c->switches;
 	c->kmask = fx_sig_idle_mask();
 	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&c->kmask, 0, 8, 0, 0);
 	atomic_fetch_add_explicit(&preempts, 1, memory_order_relaxed);
@@ -154,6 +156,14 @@ void fx_preempt_poked(struct fx_carrier *c, void *uc)
 	 */
 	c = fx_carrier_self();
 	struct fx_uthread *u = c->current;
+	/*
+	 * Nothing else was runnable, so no switch set the mask: the handler's
+	 * return puts the uthread's own back, and a signal pending meanwhile is
+	 * taken once it is back in its own code, where fx_sig_for_leader may
+	 * pass it on, not here (a system call here would let it in at once).
+	 */
+	if (c == before && c->switches == switches)
+		c->kmask = own;
 	if (u->has_altstack)
 		ctx->uc_stack = u->altstack; /* the kernel's may be disarmed (SS_AUTODISARM) by the poke itself */
 	else

@@ -2432,6 +2432,13 @@ static void poked(int sig, siginfo_t *si, void *uc)
 			atomic_store(&c->sig_retry, 1);
 		return;
 	}
+	/*
+	 * The poke's handler began with the program's signals blocked (its
+	 * sa_mask); those pending for this uthread run here, so that one whose
+	 * handler has no SA_RESTART ends the wait the poke cut (end_restarted_wait).
+	 */
+	if ((atomic_load(&c->current->sigpending) & ~c->current->sigmask) || c->kextra)
+		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&c->kmask, 0, 8, 0, 0);
 	fx_raw_enter(c);
 	if (atomic_load_explicit(&c->handed, memory_order_relaxed) && c->inflight && at_syscall(uc)) {
 		int saved = errno;
@@ -2590,7 +2597,15 @@ int fx_rt_start(void)
 	sigemptyset(&act.sa_mask);
 	fx_real_sigaction(FX_SIG_INTERRUPT, &act, NULL);
 	struct sigaction poke = { .sa_sigaction = poked, .sa_flags = SA_RESTART | SA_SIGINFO };
-	sigemptyset(&poke.sa_mask);
+	/*
+	 * The program's signals blocked while the poke's handler runs, inside
+	 * the runtime: one sent to the process and taken there could not be
+	 * passed on to the thread waiting for it (fx_sig_for_leader) and ran
+	 * its handler on the uthread the poke interrupted. The handler's return
+	 * lets them in, back in the program's code.
+	 */
+	uint64_t program = fx_sig_idle_mask();
+	memcpy(&poke.sa_mask, &program, sizeof(program));
 	fx_real_sigaction(FX_SIG_POKE, &poke, NULL);
 	cfg.engine = engine_from_env(getenv("FLEXSC_ENGINE"));
 	if ((int)cfg.engine < 0)
