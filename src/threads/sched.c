@@ -1743,8 +1743,11 @@ int fx_rt_bind(bool seccomp)
  * and a store when the monitor waits, a futex wake only after a whole
  * period without a wake); one system call more for a carrier that
  * computes with work queued (computing); no work at all on a carrier's
- * switch. The period drops to 100 us after every hand-over and doubles
- * back after each look that finds nothing to do, as Go's sysmon.
+ * switch. The period drops to 100 us after every hand-over or preemption
+ * for fresh work (slice_over) and doubles back after each look of the
+ * period that finds nothing to do, as Go's sysmon; a look of the period
+ * that finds a carrier running with fresh work waiting asks for a second
+ * one a slice later.
  */
 #define FX_MON_MIN_NS 100000ull
 #define FX_MON_MAX_NS 10000000ull
