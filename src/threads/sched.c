@@ -278,12 +278,12 @@ static bool computes(const struct fx_carrier *c)
 }
 
 /*
- * Whether the uthread c runs at switch number `switches` has had its
- * slice, and c has not been asked to give way at that switch yet (a
- * request made at an earlier one, which that switch made moot, does not
- * count). Whether it computes is the caller's to ask.
+ * Whether the uthread c runs at switch number `switches` may be asked to
+ * give way: c has not been asked at that switch yet (a request made at an
+ * earlier one, which that switch made moot, does not count). How long it
+ * has run, and whether it computes, are the caller's to ask.
  */
-static bool slice_spent(struct fx_carrier *c, uint64_t switches, uint64_t now)
+static bool may_preempt(struct fx_carrier *c, uint64_t switches)
 {
 	/*
 	 * Not inside a call the runtime makes there (in place, the synchronous
@@ -293,8 +293,7 @@ static bool slice_spent(struct fx_carrier *c, uint64_t switches, uint64_t now)
 	return __atomic_load_n(&c->current, __ATOMIC_RELAXED) && c->tid && !c->own &&
 	       !atomic_load_explicit(&c->in_call, memory_order_relaxed) && !__atomic_load_n(&c->in_rt, __ATOMIC_RELAXED) &&
 	       atomic_load_explicit(&c->sleeping, memory_order_relaxed) == FX_C_AWAKE &&
-	       atomic_load_explicit(&c->preempt_at, memory_order_relaxed) != switches + 1 &&
-	       slice_ran(c, switches, now) >= FX_SLICE_NS;
+	       atomic_load_explicit(&c->preempt_at, memory_order_relaxed) != switches + 1;
 }
 
 /*
@@ -308,7 +307,7 @@ static void preempt_for_wake(struct fx_carrier *c)
 	uint64_t switches = __atomic_load_n(&c->switches, __ATOMIC_RELAXED);
 
 	/* c switched since: the request names a switch past, and its handler drops it */
-	if (slice_spent(c, switches, fx_now_ns()) && computes(c))
+	if (may_preempt(c, switches) && slice_ran(c, switches, fx_now_ns()) >= FX_SLICE_NS && computes(c))
 		fx_preempt_request(c, switches);
 }
 
@@ -1990,13 +1989,13 @@ static bool fresh_work(struct fx_carrier *c, uint64_t switches, uint64_t now)
  */
 static bool slice_over(struct fx_carrier *c, uint64_t switches, uint64_t now, uint64_t *due, bool first_looks)
 {
-	if (!__atomic_load_n(&c->current, __ATOMIC_RELAXED) || !fresh_work(c, switches, now))
+	if (!fresh_work(c, switches, now) || !may_preempt(c, switches))
 		return false;
-	/* not the stale look's clock baseline (computing), which tells a carrier blocked since that look */
-	if (slice_spent(c, switches, now))
-		return computes(c);
 	uint64_t ran = slice_ran(c, switches, now);
-	if (ran < FX_SLICE_NS && (ran || first_looks)) {
+	/* not the stale look's clock baseline (computing), which tells a carrier blocked since that look */
+	if (ran >= FX_SLICE_NS)
+		return computes(c);
+	if (ran || first_looks) {
 		uint64_t end = now + (FX_SLICE_NS - ran);
 		*due = end < *due ? end : *due;
 	}
