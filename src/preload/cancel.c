@@ -76,7 +76,7 @@ FX_EXPORT int pthread_cancel(pthread_t thread)
 			fx_testcancel();
 		return 0;
 	}
-	if (!u->cancel_disabled) {
+	if (!u->cancel_disabled && !atomic_load(&u->exiting)) {
 		fx_interrupt(u);
 		/*
 		 * A running target is poked: asynchronous, it is stopped where it

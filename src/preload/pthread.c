@@ -448,6 +448,7 @@ FX_EXPORT void pthread_exit(void *result)
 {
 	if (!fx_rt_active || !fx_uthread_self())
 		REAL(pthread_exit)(result);
+	atomic_store(&fx_uthread_self()->exiting, 1);
 	exit_result = result;
 	unwind();
 }
@@ -455,6 +456,7 @@ FX_EXPORT void pthread_exit(void *result)
 /* The start routine returned: no cleanup handler can be pushed any more. */
 void __attribute__((noreturn)) fx_thread_finished(void *result)
 {
+	atomic_store(&fx_uthread_self()->exiting, 1);
 	exit_result = result;
 	finish_exit();
 }

@@ -81,6 +81,13 @@ struct fx_uthread {
 	int cancel_disabled;        /* PTHREAD_CANCEL_DISABLE */
 	int cancel_async;           /* PTHREAD_CANCEL_ASYNCHRONOUS (acted on at cancellation points) */
 	_Atomic int cancel_requested;
+	/*
+	 * It has begun to exit (pthread_exit, a cancel acted on, its start
+	 * routine returned): no cancel acts on it any more, so its cleanup
+	 * handlers and key destructors run to their end, as glibc's
+	 * EXITING_BITMASK makes them.
+	 */
+	_Atomic int exiting;
 	struct fx_waiter *cancel_waiter; /* the wait of a cancellation point it sleeps in */
 	_Atomic int cancel_lock;    /* guards cancel_waiter against fx_interrupt */
 	flexsc_call_t pending_call; /* its exception-less call in flight (FX_U_SYSCALL) */

@@ -644,7 +644,8 @@ void fx_block(void)
 
 bool fx_cancel_pending(const struct fx_uthread *u)
 {
-	return atomic_load_explicit(&u->cancel_requested, memory_order_relaxed) && !u->cancel_disabled;
+	return atomic_load_explicit(&u->cancel_requested, memory_order_relaxed) && !u->cancel_disabled &&
+	       !atomic_load_explicit(&u->exiting, memory_order_relaxed);
 }
 
 /*
