@@ -1336,9 +1336,13 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 			 * loads of the requests; a canceller or a signal's sender
 			 * stores its request, then loads in_call (fx_interrupt_call):
 			 * one of the two sees the other. Asked before it starts: the
-			 * call comes back interrupted, unstarted.
+			 * call comes back interrupted, unstarted. A mark left from an
+			 * earlier call is cleared first, with a plain store: the
+			 * release of the in_call store orders it (a locked exchange
+			 * on every call cost about 6 ns of a 135 ns write).
 			 */
-			atomic_store(&c->call_intr, NULL);
+			if (fx_unlikely(atomic_load_explicit(&c->call_intr, memory_order_relaxed)))
+				atomic_store_explicit(&c->call_intr, NULL, memory_order_relaxed);
 			atomic_store(&c->in_call, self);
 			if (fx_cancel_pending(self) || fx_sig_due(self)) {
 				r = -EINTR;
