@@ -2429,6 +2429,7 @@ static void poked(int sig, siginfo_t *si, void *uc)
 	struct fx_carrier *c = fx_carrier_self();
 
 	(void)sig, (void)si;
+	fx_sig_leader_requeue(); /* first: it may be for the leader, whatever it runs */
 	if (c)
 		atomic_store(&c->poke_sent, 0); /* seq_cst, then the look at what is pending: a later sender pokes again */
 	if (!c || !c->current)

@@ -1176,6 +1176,8 @@ void fx_handler_longjmp(struct fx_carrier *c, uintptr_t sp, const uint64_t *mask
  * and sigpending missed it. Without a signalfd (descriptors exhausted) it
  * waits so still.
  */
+static void to_kernel(int sig, const siginfo_t *info);
+
 static void *signal_thread(void *arg)
 {
 	struct timespec zero = { 0, 0 };
@@ -1212,7 +1214,7 @@ static void *signal_thread(void *arg)
 				continue;
 			h = lock_reg_as(true);
 			if (atomic_load(&fd_sigs) & BIT(sig)) /* a signalfd's since it waited: the kernel's again */
-				fx_raw_syscall6(SYS_rt_sigqueueinfo, getpid(), sig, (long)&info, 0, 0, 0);
+				to_kernel((int)sig, &info);
 			else
 				act = dispatch_held((int)sig, &info);
 			unlock_reg(h);
@@ -1238,6 +1240,63 @@ static void *signal_thread(void *arg)
  * on); a handler for one runs when a carrier running a uthread that
  * accepts it gets it from the kernel.
  */
+/*
+ * The kernel takes a siginfo that says kill(), tgkill() or the kernel sent
+ * the signal (si_code >= 0, or SI_TKILL) from rt_sigqueueinfo only when the
+ * caller is the thread-group leader (the process's first kernel thread:
+ * nobody else may pose as such a sender). Another kernel thread got EPERM,
+ * and the signal was lost: a signal pending before a signalfd was made,
+ * made by a uthread on any carrier but the first, was never read from it
+ * (signalfd_signals case 3, about 1 run in 3; every run when the calls ran
+ * in place). *Decision:* such a signal waits in one of these slots for the
+ * leader, which a poke sends to its poke's handler (fx_sig_leader_requeue):
+ * the signal reaches the kernel a moment later, with its siginfo whole.
+ */
+#define REQUEUE_SLOTS 64
+enum { SLOT_FREE, SLOT_FILLING, SLOT_READY };
+static struct {
+	_Atomic int state;
+	siginfo_t info;
+} requeue_slots[REQUEUE_SLOTS];
+static _Atomic int requeue_due;
+
+/* Gives sig (info) back to the kernel, pending for the process, as it was sent. */
+static void to_kernel(int sig, const siginfo_t *info)
+{
+	long pid = getpid();
+
+	if (fx_raw_syscall6(SYS_rt_sigqueueinfo, pid, sig, (long)info, 0, 0, 0) != -EPERM)
+		return;
+	for (unsigned i = 0; i < REQUEUE_SLOTS; i++) {
+		int expect = SLOT_FREE;
+		if (!atomic_compare_exchange_strong(&requeue_slots[i].state, &expect, SLOT_FILLING))
+			continue;
+		requeue_slots[i].info = *info;
+		requeue_slots[i].info.si_signo = sig;
+		atomic_store(&requeue_slots[i].state, SLOT_READY);
+		atomic_store(&requeue_due, 1);
+		fx_raw_syscall6(SYS_tgkill, pid, pid, FX_SIG_POKE, 0, 0, 0);
+		return;
+	}
+	fx_raw_syscall6(SYS_kill, pid, sig, 0, 0, 0, 0); /* every slot taken: the signal at least */
+}
+
+void fx_sig_leader_requeue(void)
+{
+	if (fx_likely(!atomic_load_explicit(&requeue_due, memory_order_relaxed)))
+		return;
+	long pid = fx_raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	if (fx_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0) != pid || !atomic_exchange(&requeue_due, 0))
+		return;
+	for (unsigned i = 0; i < REQUEUE_SLOTS; i++) {
+		if (atomic_load(&requeue_slots[i].state) != SLOT_READY)
+			continue;
+		siginfo_t *info = &requeue_slots[i].info;
+		fx_raw_syscall6(SYS_rt_sigqueueinfo, pid, info->si_signo, (long)info, 0, 0, 0);
+		atomic_store(&requeue_slots[i].state, SLOT_FREE);
+	}
+}
+
 void fx_sig_for_signalfd(uint64_t set)
 {
 	set &= ~reserved;
@@ -1255,7 +1314,7 @@ void fx_sig_for_signalfd(uint64_t set)
 		siginfo_t info;
 		int sig;
 		while ((sig = take_lowest(&proc_pending, NULL, &proc_q, one, &info)))
-			fx_raw_syscall6(SYS_rt_sigqueueinfo, getpid(), sig, (long)&info, 0, 0, 0);
+			to_kernel(sig, &info);
 	}
 	unlock_reg(h);
 }

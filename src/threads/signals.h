@@ -17,6 +17,8 @@ uint64_t fx_sig_pending_all(const struct fx_uthread *u);
 bool fx_sig_for_leader(struct fx_carrier *c, int sig, const siginfo_t *info, uintptr_t pc);
 /* A signalfd of the program takes set: the kernel keeps those signals for it (signals.c). */
 void fx_sig_for_signalfd(uint64_t set);
+/* In the poke's handler: on the process's first kernel thread, gives the kernel the signals other threads could not (to_kernel). */
+void fx_sig_leader_requeue(void);
 /* Starts the signal thread unless it runs (a message if it cannot start): signals.c says when. */
 void fx_sig_thread_needed(void);
 /* A uthread becomes, or stops being, a candidate for process-directed signals. */
