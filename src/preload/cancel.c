@@ -42,7 +42,8 @@ extern const char __etext __attribute__((visibility("hidden")));
  * The poke handler found the running uthread cancelled asynchronously
  * (pthread_cancel pokes its carrier): it exits now, from the handler, as
  * NPTL's SIGCANCEL handler does, unless the signal interrupted this
- * library's code (a spin lock or a wait list of ours may be half done):
+ * library's code or one of its locks is held (a spin lock or a wait list
+ * of ours may be half done):
  * then the request waits for the next cancellation point or interposed
  * wait. The carrier's kernel mask is put back first (the handler's
  * blocked FX_SIG_POKE; the exit leaves the handler by a jump).
@@ -52,8 +53,8 @@ void fx_cancel_async_poked(void *uc)
 	struct fx_carrier *c = fx_carrier_self();
 	uintptr_t pc = (uintptr_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
 
-	if (pc >= (uintptr_t)&__ehdr_start && pc < (uintptr_t)&__etext)
-		return;
+	if ((pc >= (uintptr_t)&__ehdr_start && pc < (uintptr_t)&__etext) || fx_locks_held)
+		return; /* fx_locks_held: a lock of ours held while libc runs (a memcpy under it) */
 	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&c->kmask, 0, 8, 0, 0);
 	pthread_exit(PTHREAD_CANCELED);
 }

@@ -313,8 +313,8 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
 	struct sigaction *a = &user_actions[sig];
 	int saved = errno;
 
-	if (c && c->sig_locked) {
-		/* the runtime's signal lock, which the handler may want (pthread_kill): after it */
+	if (c && (c->sig_locked || fx_locks_held)) {
+		/* a lock of the runtime's, which the handler may want (pthread_kill, sem_post): after it */
 		fx_sig_hold(c, sig, info, uctx);
 		errno = saved;
 		return;

@@ -119,7 +119,7 @@ void fx_preempt_poked(struct fx_carrier *c, void *uc)
 	uint64_t at = atomic_exchange_explicit(&c->preempt_at, 0, memory_order_relaxed);
 
 	/* asked while an earlier uthread ran, or here inside the runtime or a handler */
-	if (!at || at != c->switches + 1 || !c->current || c->in_rt || c->raw_handler || c->sig_locked ||
+	if (!at || at != c->switches + 1 || !c->current || c->in_rt || c->raw_handler || c->sig_locked || fx_locks_held ||
 	    fx_in_handler(c) || !fx_switch_safe_at((uintptr_t)ctx->uc_mcontext.gregs[REG_RIP]))
 		return;
 	/*

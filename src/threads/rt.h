@@ -361,8 +361,42 @@ static inline uint64_t fx_sig_due(struct fx_uthread *u)
 	return atomic_load(&u->sigpending) & ~u->sigmask & ~atomic_load(&u->sig_stuck);
 }
 
+/*
+ * The runtime's locks this thread holds or is taking (its spin locks and
+ * wait-list locks), and whether a signal was put off meanwhile. A handler
+ * of the program runs on the kernel thread it interrupted, and may call
+ * what POSIX calls async-signal-safe: sem_post, pthread_kill, raise. Those
+ * take the runtime's locks (a wait list's, a carrier's run queue's, a
+ * thread's cancel lock); run while the code it interrupted held one of
+ * them, it spun for ever on it (a SIGALRM handler's sem_post hung every
+ * run, its carrier inside rq_pop). So the trampoline does not run a
+ * handler while the count is not 0: it puts the signal off as inside the
+ * signal lock's window (fx_sig_hold, signals.c), and the last unlock
+ * delivers it (fx_locks_left). Per thread in TLS (initial-exec: a uthread's
+ * own, the scheduler context's, any other thread's), so counting is one
+ * increment; no switch happens while a lock is held, and a handler runs
+ * on the TLS of the code it interrupted.
+ */
+extern __thread int fx_locks_held __attribute__((tls_model("initial-exec")));
+extern __thread int fx_locks_owe __attribute__((tls_model("initial-exec")));
+void fx_locks_left(void);
+
+static inline void fx_locks_enter(void)
+{
+	fx_locks_held++;
+	atomic_signal_fence(memory_order_seq_cst); /* seen by a handler before the lock is taken */
+}
+
+static inline void fx_locks_leave(void)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	if (!--fx_locks_held && __builtin_expect(fx_locks_owe, 0))
+		fx_locks_left();
+}
+
 static inline void fx_spin_lock(_Atomic int *l)
 {
+	fx_locks_enter();
 	while (atomic_exchange_explicit(l, 1, memory_order_acquire))
 		while (atomic_load_explicit(l, memory_order_relaxed))
 			__builtin_ia32_pause();
@@ -371,6 +405,7 @@ static inline void fx_spin_lock(_Atomic int *l)
 static inline void fx_spin_unlock(_Atomic int *l)
 {
 	atomic_store_explicit(l, 0, memory_order_release);
+	fx_locks_leave();
 }
 
 /* src/threads/sched.c */

@@ -110,6 +110,33 @@ struct reg_hold {
 	uint64_t old;
 };
 
+__thread int fx_locks_held __attribute__((tls_model("initial-exec")));
+__thread int fx_locks_owe __attribute__((tls_model("initial-exec")));
+
+/*
+ * The last of the runtime's locks this thread held is let go, and a signal
+ * was put off meanwhile (rt.h): as at the end of the signal lock's window
+ * (unlock_reg), the signals held are unblocked, so the kernel delivers
+ * them now, and those the poke could not raise are raised. Inside that
+ * window still, its end does it.
+ */
+void fx_locks_left(void)
+{
+	struct fx_carrier *c = fx_carrier_self();
+
+	fx_locks_owe = 0;
+	if (!c || c->sig_locked)
+		return;
+	uint64_t held = atomic_exchange(&c->sig_held, 0);
+	if (held)
+		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&held, 0, 8, 0, 0);
+	if (c->sig_deferred) {
+		c->sig_deferred = false;
+		if (c->current && atomic_load(&c->current->state) == FX_U_RUNNING)
+			fx_raise_pending();
+	}
+}
+
 static void window_enter(struct fx_carrier *c)
 {
 	c->sig_locked++;
@@ -122,6 +149,10 @@ static void window_leave(struct fx_carrier *c)
 	atomic_signal_fence(memory_order_seq_cst);
 	if (--c->sig_locked)
 		return;
+	if (fx_locks_held) {
+		fx_locks_owe = 1; /* inside another lock of the runtime's: at its end (fx_locks_left) */
+		return;
+	}
 	uint64_t held = atomic_exchange(&c->sig_held, 0);
 	if (held)
 		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&held, 0, 8, 0, 0);
@@ -157,7 +188,9 @@ static void unlock_reg(struct reg_hold h)
 	if (!c)
 		return;
 	window_leave(c);
-	if (!c->sig_locked && c->sig_deferred) {
+	if (!c->sig_locked && c->sig_deferred && fx_locks_held)
+		fx_locks_owe = 1;
+	else if (!c->sig_locked && c->sig_deferred) {
 		c->sig_deferred = false;
 		if (c->current && atomic_load(&c->current->state) == FX_U_RUNNING)
 			fx_raise_pending();
@@ -191,6 +224,7 @@ void fx_sig_hold(struct fx_carrier *c, int sig, const siginfo_t *info, ucontext_
 	siginfo_t later[is_rt(sig) ? HOLD_REQUEUE : 1];
 	unsigned n = 0;
 
+	fx_locks_owe = 1; /* inside one of the runtime's other locks, its end unblocks them (fx_locks_left) */
 	/* first: sig itself (SA_NODEFER) must not come back before the window ends */
 	fx_raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&add, 0, 8, 0, 0);
 	memcpy(&mask, &uc->uc_sigmask, sizeof(mask));
@@ -950,8 +984,10 @@ void fx_sig_raise(struct fx_carrier *c, struct fx_uthread *u)
 	unsigned gen;
 
 again:
-	if (c->sig_locked) {
-		c->sig_deferred = true; /* it may hold reg_lock: raised when it lets go (unlock_reg) */
+	if (c->sig_locked || fx_locks_held) {
+		/* it may hold reg_lock, or another of the runtime's: raised when it lets go */
+		c->sig_deferred = true;
+		fx_locks_owe = 1;
 		return;
 	}
 	/* outside a handler, those blocked for a switch (kextra) are unblocked at the end */

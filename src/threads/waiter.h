@@ -69,6 +69,7 @@ static inline bool fx_wl_lock(_Atomic int *l)
 {
 	int stamp = fx_wl_stamp(), v = 0;
 
+	fx_locks_enter(); /* a handler's sem_post may want this lock: not while it is held (rt.h) */
 	if (fx_likely(atomic_compare_exchange_weak_explicit(l, &v, stamp, memory_order_acquire,
 							    memory_order_relaxed)))
 		return false;
@@ -78,6 +79,7 @@ static inline bool fx_wl_lock(_Atomic int *l)
 static inline void fx_wl_unlock(_Atomic int *l)
 {
 	atomic_store_explicit(l, 0, memory_order_release);
+	fx_locks_leave();
 }
 
 /* A FIFO wait list; its lock is the owner primitive's. */

@@ -1,0 +1,155 @@
+/*
+ * A signal handler may wake a thread with sem_post: it is async-signal-
+ * safe (POSIX), the classic way for a handler to hand work to a thread,
+ * so it must work whatever the thread it interrupted was doing, also
+ * inside the thread library's own locking (a wait list, the scheduler).
+ *
+ * Two threads wait in sem_wait, two others ping-pong through a mutex and
+ * a condition variable (their waits and wake-ups keep the library's locks
+ * busy), and an interval timer sends SIGALRM every 200 us for 2 s; its
+ * handler, which any thread may run, calls sem_post. Every post must be
+ * taken and every handler must return: a child process watches, and
+ * kills the process (SIGKILL: the exit status then differs from the plain
+ * run's) when it has not finished within 30 s.
+ *
+ * Under flexsc-run the handler ran on a carrier inside the runtime's run
+ * queue lock (the scheduler picking the next thread), and its sem_post
+ * spun for ever on that lock: every run hung.
+ */
+#define _GNU_SOURCE
+#include <poll.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define CHECK_NAME "sig_handler_sem_post"
+#include "check.h"
+
+#define RUN_MS 2000
+#define WATCH_MS 30000
+
+static sem_t sem;
+static _Atomic int stop;
+static _Atomic long posts, post_errors, takes, pings;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t turned = PTHREAD_COND_INITIALIZER;
+static int turn;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	if (sem_post(&sem))
+		atomic_fetch_add(&post_errors, 1);
+	else
+		atomic_fetch_add(&posts, 1);
+}
+
+static void *waiter(void *arg)
+{
+	while (sem_wait(&sem) == 0 || errno == EINTR)
+		if (!atomic_load(&stop))
+			atomic_fetch_add(&takes, 1);
+		else
+			break;
+	return arg;
+}
+
+static void *pinger(void *arg)
+{
+	int me = (int)(long)arg;
+
+	pthread_mutex_lock(&lock);
+	while (!atomic_load(&stop)) {
+		while (turn != me && !atomic_load(&stop))
+			pthread_cond_wait(&turned, &lock);
+		turn = !me;
+		atomic_fetch_add(&pings, 1);
+		pthread_cond_broadcast(&turned);
+	}
+	pthread_mutex_unlock(&lock);
+	return NULL;
+}
+
+/* The watchdog: kills the parent unless the pipe closes within WATCH_MS. */
+static void watch(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int r;
+
+	while ((r = poll(&p, 1, WATCH_MS)) < 0 && errno == EINTR)
+		;
+	if (r == 0) {
+		fprintf(stderr, "sig_handler_sem_post: not done in %d ms: a handler hangs\n", WATCH_MS);
+		kill(getppid(), SIGKILL);
+	}
+	_exit(0);
+}
+
+int main(void)
+{
+	struct sigaction sa;
+	pthread_t t[4];
+	int pfd[2];
+
+	if (pipe(pfd) || sem_init(&sem, 0, 0)) {
+		perror("pipe, sem_init");
+		return 1;
+	}
+	pid_t child = fork();
+	if (child < 0) {
+		perror("fork");
+		return 1;
+	}
+	if (child == 0) {
+		close(pfd[1]);
+		watch(pfd[0]);
+	}
+	close(pfd[0]);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	t[0] = spawn(waiter, NULL);
+	t[1] = spawn(waiter, NULL);
+	t[2] = spawn(pinger, (void *)0L);
+	t[3] = spawn(pinger, (void *)1L);
+
+	struct itimerval it = { { 0, 200 }, { 0, 200 } };
+	setitimer(ITIMER_REAL, &it, NULL);
+	uint64_t end = now_ms() + RUN_MS;
+	while (now_ms() < end)
+		sleep_ms(10);
+	memset(&it, 0, sizeof(it));
+	setitimer(ITIMER_REAL, &it, NULL);
+	sleep_ms(50); /* an alarm still on its way is handled */
+
+	/* every post made is taken before the waiters are told to stop */
+	while (atomic_load(&takes) < atomic_load(&posts))
+		sleep_ms(1);
+	atomic_store(&stop, 1);
+	pthread_mutex_lock(&lock);
+	pthread_cond_broadcast(&turned);
+	pthread_mutex_unlock(&lock);
+	sem_post(&sem);
+	sem_post(&sem);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+
+	result("every handler returned", 1);
+	result("the handler's sem_post woke the waiters", atomic_load(&posts) > 0);
+	result("sem_post succeeded in the handler", atomic_load(&post_errors) == 0);
+	result("every post was taken once", atomic_load(&takes) == atomic_load(&posts));
+	result("the ping-pong went on meanwhile", atomic_load(&pings) > 0);
+
+	close(pfd[1]);
+	int status;
+	waitpid(child, &status, 0);
+	return failed;
+}
