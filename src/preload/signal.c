@@ -320,7 +320,7 @@ static void trampoline(int sig, siginfo_t *info, void *uctx)
 		return;
 	}
 	if (c && !c->in_handler &&
-	    fx_sig_for_leader(c, sig, info, (uintptr_t)((ucontext_t *)uctx)->uc_mcontext.gregs[REG_RIP])) {
+	    fx_sig_for_leader(c, sig, info)) {
 		errno = saved;
 		return;
 	}

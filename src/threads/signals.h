@@ -14,7 +14,7 @@ struct fx_waiter;
 /* What sigpending(2) reports for u: the kernel's pending signals and the runtime's that u blocks. */
 uint64_t fx_sig_pending_all(const struct fx_uthread *u);
 /* From the handler's entry: a process-directed signal the main thread takes instead (signals.c); true: passed on. */
-bool fx_sig_for_leader(struct fx_carrier *c, int sig, const siginfo_t *info, uintptr_t pc);
+bool fx_sig_for_leader(struct fx_carrier *c, int sig, const siginfo_t *info);
 /* A signalfd of the program takes set: the kernel keeps those signals for it (signals.c). */
 void fx_sig_for_signalfd(uint64_t set);
 /* In the poke's handler: on the process's first kernel thread, gives the kernel the signals other threads could not (to_kernel). */

@@ -23,8 +23,6 @@
  *      it, and main's wait went on to its timeout).
  * A signal given to another thread is a FAIL after 5 s, not a hang.
  */
-// flexsc-test: skip-config sync (each call blocks its carrier in the kernel with its thread's mask, and the kernel gives the signal to such a carrier itself: docs/threads.md, Signals, step 4)
-// flexsc-test: skip-config contained (a runtime started under a seccomp filter uses the synchronous engine: the same as sync)
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
