@@ -21,6 +21,7 @@
 #include <linux/seccomp.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -478,6 +479,43 @@ __attribute__((unused)) static void fifo_watchdog_end(pid_t wd, const char *dir,
 	kill(wd, SIGKILL);
 	waitpid(wd, NULL, 0);
 	fifo_dir_remove(dir, names);
+}
+
+/*
+ * A watchdog for a test whose failure is a hang (a handler that never
+ * returns): hang_watchdog() forks a child that kills the test with
+ * SIGKILL (its exit status then differs from the plain run's) unless
+ * hang_watchdog_end() closes the pipe between them within ms. Returns the
+ * pipe's write end; the child's pid in *pid.
+ */
+__attribute__((unused)) static int hang_watchdog(int ms, pid_t *pid)
+{
+	int pfd[2];
+
+	if (pipe(pfd) || (*pid = fork()) < 0) {
+		perror("pipe, fork");
+		exit(1);
+	}
+	if (*pid == 0) {
+		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
+		int r;
+		close(pfd[1]);
+		while ((r = poll(&p, 1, ms)) < 0 && errno == EINTR)
+			;
+		if (r == 0) {
+			fprintf(stderr, "%s: not done in %d ms: a handler hangs\n", CHECK_NAME, ms);
+			kill(getppid(), SIGKILL);
+		}
+		_exit(0);
+	}
+	close(pfd[0]);
+	return pfd[1];
+}
+
+__attribute__((unused)) static void hang_watchdog_end(int fd, pid_t pid)
+{
+	close(fd);
+	waitpid(pid, NULL, 0);
 }
 
 

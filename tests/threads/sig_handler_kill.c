@@ -19,7 +19,6 @@
  * thread with it).
  */
 #define _GNU_SOURCE
-#include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -69,41 +68,12 @@ static void *busy(void *arg)
 	return NULL;
 }
 
-/* The watchdog: kills the parent unless the pipe closes within WATCH_MS. */
-static void watch(int fd)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	int r;
-
-	while ((r = poll(&p, 1, WATCH_MS)) < 0 && errno == EINTR)
-		;
-	if (r == 0) {
-		fprintf(stderr, "sig_handler_kill: not done in %d ms: a handler hangs\n", WATCH_MS);
-		kill(getppid(), SIGKILL);
-	}
-	_exit(0);
-}
-
 int main(void)
 {
 	struct sigaction sa;
 	sigset_t set;
-	int pfd[2];
-
-	if (pipe(pfd)) {
-		perror("pipe");
-		return 1;
-	}
-	pid_t child = fork();
-	if (child < 0) {
-		perror("fork");
-		return 1;
-	}
-	if (child == 0) {
-		close(pfd[1]);
-		watch(pfd[0]);
-	}
-	close(pfd[0]);
+	pid_t watchdog;
+	int watched = hang_watchdog(WATCH_MS, &watchdog);
 
 	main_thread = pthread_self();
 	memset(&sa, 0, sizeof(sa));
@@ -130,8 +100,6 @@ int main(void)
 	sigpending(&set);
 	result("SIGUSR2 pending for main", sigismember(&set, SIGUSR2) == 1);
 
-	close(pfd[1]);
-	int status;
-	waitpid(child, &status, 0);
+	hang_watchdog_end(watched, watchdog);
 	return failed;
 }

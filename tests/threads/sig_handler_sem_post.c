@@ -17,7 +17,6 @@
  * spun for ever on that lock: every run hung.
  */
 #define _GNU_SOURCE
-#include <poll.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -75,41 +74,17 @@ static void *pinger(void *arg)
 	return NULL;
 }
 
-/* The watchdog: kills the parent unless the pipe closes within WATCH_MS. */
-static void watch(int fd)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	int r;
-
-	while ((r = poll(&p, 1, WATCH_MS)) < 0 && errno == EINTR)
-		;
-	if (r == 0) {
-		fprintf(stderr, "sig_handler_sem_post: not done in %d ms: a handler hangs\n", WATCH_MS);
-		kill(getppid(), SIGKILL);
-	}
-	_exit(0);
-}
-
 int main(void)
 {
 	struct sigaction sa;
 	pthread_t t[4];
-	int pfd[2];
+	pid_t watchdog;
 
-	if (pipe(pfd) || sem_init(&sem, 0, 0)) {
-		perror("pipe, sem_init");
+	if (sem_init(&sem, 0, 0)) {
+		perror("sem_init");
 		return 1;
 	}
-	pid_t child = fork();
-	if (child < 0) {
-		perror("fork");
-		return 1;
-	}
-	if (child == 0) {
-		close(pfd[1]);
-		watch(pfd[0]);
-	}
-	close(pfd[0]);
+	int watched = hang_watchdog(WATCH_MS, &watchdog);
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_alarm;
@@ -148,8 +123,6 @@ int main(void)
 	result("every post was taken once", atomic_load(&takes) == atomic_load(&posts));
 	result("the ping-pong went on meanwhile", atomic_load(&pings) > 0);
 
-	close(pfd[1]);
-	int status;
-	waitpid(child, &status, 0);
+	hang_watchdog_end(watched, watchdog);
 	return failed;
 }
