@@ -1280,21 +1280,6 @@ static void *signal_thread(void *arg)
 }
 
 /*
- * Signals a program reads through a signalfd (signalfd(2): it blocks them,
- * and the kernel keeps them pending until a read of the descriptor takes
- * them) must stay in the kernel: the signal thread, which takes every
- * signal no running uthread accepts, took them, and the signalfd never saw
- * them (script(1), waiting for SIGCHLD so, hung every time; daemons lost
- * their SIGTERM). *Decision:* once a signalfd of the program names a
- * signal, the signal thread leaves it to the kernel for the rest of the
- * process's life (a descriptor's end is not followed: it may be a dup's),
- * and those the runtime held for the process go back to the kernel, with
- * their siginfo. A sigwait for one takes it from the kernel itself,
- * looking again every FX_SIG_FD_LOOK_NS while it waits (nobody hands it
- * on); a handler for one runs when a carrier running a uthread that
- * accepts it gets it from the kernel.
- */
-/*
  * The kernel takes a siginfo that says kill(), tgkill() or the kernel sent
  * the signal (si_code >= 0, or SI_TKILL) from rt_sigqueueinfo only when the
  * caller is the thread-group leader (the process's first kernel thread:
@@ -1351,6 +1336,21 @@ void fx_sig_leader_requeue(void)
 	}
 }
 
+/*
+ * Signals a program reads through a signalfd (signalfd(2): it blocks them,
+ * and the kernel keeps them pending until a read of the descriptor takes
+ * them) must stay in the kernel: the signal thread, which takes every
+ * signal no running uthread accepts, took them, and the signalfd never saw
+ * them (script(1), waiting for SIGCHLD so, hung every time; daemons lost
+ * their SIGTERM). *Decision:* once a signalfd of the program names a
+ * signal, the signal thread leaves it to the kernel for the rest of the
+ * process's life (a descriptor's end is not followed: it may be a dup's),
+ * and those the runtime held for the process go back to the kernel, with
+ * their siginfo. A sigwait for one takes it from the kernel itself,
+ * looking again every FX_SIG_FD_LOOK_NS while it waits (nobody hands it
+ * on); a handler for one runs when a carrier running a uthread that
+ * accepts it gets it from the kernel.
+ */
 void fx_sig_for_signalfd(uint64_t set)
 {
 	set &= ~reserved;
