@@ -136,9 +136,10 @@ void fx_preempt_poked(struct fx_carrier *c, void *uc)
 	 * the uthread it runs (kmask says so, as a switch expects): one sent to
 	 * the process and taken here, inside the runtime, ran its handler on
 	 * this uthread, which was only computing, where the main thread waited
-	 * for it in sigtimedwait (fx_sig_for_leader cannot pass it on from
-	 * inside the runtime); once preemptions came every slice, not every
-	 * 10 ms, 1 run in 2 of sig_to_main lost it so.
+	 * for it in sigtimedwait (then fx_sig_for_leader passed nothing on
+	 * from inside the runtime; now no program handler runs inside the
+	 * poke's either); once preemptions came every slice, not every 10 ms,
+	 * 1 run in 2 of sig_to_main lost it so.
 	 */
 	struct fx_carrier *before = c;
 	uint64_t own = c->kmask, switches = c->switches;

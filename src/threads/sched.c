@@ -2607,10 +2607,10 @@ int fx_rt_start(void)
 	struct sigaction poke = { .sa_sigaction = poked, .sa_flags = SA_RESTART | SA_SIGINFO };
 	/*
 	 * The program's signals blocked while the poke's handler runs, inside
-	 * the runtime: one sent to the process and taken there could not be
-	 * passed on to the thread waiting for it (fx_sig_for_leader) and ran
-	 * its handler on the uthread the poke interrupted. The handler's return
-	 * lets them in, back in the program's code.
+	 * the runtime: one sent to the process and taken there ran its handler
+	 * on the uthread the poke interrupted, not on the thread waiting for it
+	 * (fx_sig_for_leader passed nothing on from inside the runtime then).
+	 * The handler's return lets them in, back in the program's code.
 	 */
 	uint64_t program = fx_sig_idle_mask();
 	memcpy(&poke.sa_mask, &program, sizeof(program));

@@ -112,12 +112,29 @@ struct reg_hold {
 __thread int fx_locks_held __attribute__((tls_model("initial-exec")));
 __thread int fx_locks_owe __attribute__((tls_model("initial-exec")));
 
+/* The signals a handler found inside a window or lock (fx_sig_hold) are unblocked: the kernel delivers them now. */
+static void unblock_held(struct fx_carrier *c)
+{
+	uint64_t held = atomic_exchange(&c->sig_held, 0);
+
+	if (held)
+		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&held, 0, 8, 0, 0);
+}
+
+/* Those the poke could not raise inside a window or lock (fx_sig_raise) are raised now. */
+static void raise_deferred(struct fx_carrier *c)
+{
+	if (!c->sig_deferred)
+		return;
+	c->sig_deferred = false;
+	if (c->current && atomic_load(&c->current->state) == FX_U_RUNNING)
+		fx_raise_pending();
+}
+
 /*
  * The last of the runtime's locks this thread held is let go, and a signal
  * was put off meanwhile (rt.h): as at the end of the signal lock's window
- * (unlock_reg), the signals held are unblocked, so the kernel delivers
- * them now, and those the poke could not raise are raised. Inside that
- * window still, its end does it.
+ * (unlock_reg). Inside that window still, its end does it.
  */
 void fx_locks_left(void)
 {
@@ -126,14 +143,8 @@ void fx_locks_left(void)
 	fx_locks_owe = 0;
 	if (!c || c->sig_locked)
 		return;
-	uint64_t held = atomic_exchange(&c->sig_held, 0);
-	if (held)
-		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&held, 0, 8, 0, 0);
-	if (c->sig_deferred) {
-		c->sig_deferred = false;
-		if (c->current && atomic_load(&c->current->state) == FX_U_RUNNING)
-			fx_raise_pending();
-	}
+	unblock_held(c);
+	raise_deferred(c);
 }
 
 static void window_enter(struct fx_carrier *c)
@@ -152,9 +163,7 @@ static void window_leave(struct fx_carrier *c)
 		fx_locks_owe = 1; /* inside another lock of the runtime's: at its end (fx_locks_left) */
 		return;
 	}
-	uint64_t held = atomic_exchange(&c->sig_held, 0);
-	if (held)
-		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_UNBLOCK, (long)&held, 0, 8, 0, 0);
+	unblock_held(c);
 }
 
 /* all_blocked: the caller blocks every signal already (the signal thread). */
@@ -187,13 +196,8 @@ static void unlock_reg(struct reg_hold h)
 	if (!c)
 		return;
 	window_leave(c);
-	if (!c->sig_locked && c->sig_deferred && fx_locks_held)
-		fx_locks_owe = 1;
-	else if (!c->sig_locked && c->sig_deferred) {
-		c->sig_deferred = false;
-		if (c->current && atomic_load(&c->current->state) == FX_U_RUNNING)
-			fx_raise_pending();
-	}
+	if (!c->sig_locked && !fx_locks_held) /* inside another lock, window_leave left it to that lock's end */
+		raise_deferred(c);
 }
 
 static bool is_rt(int sig)
