@@ -68,6 +68,13 @@ struct fx_wake {
 	int fd;                 /* eventfd, or -1 */
 };
 
+/* A queue's owner as its syscall threads compare themselves with it: 32-bit words only. */
+struct fx_owner {
+	uint32_t seq;       /* bumped when the rest changes; 0: none recorded yet */
+	int32_t tid;
+	struct fx_identity id;
+};
+
 struct fx_tq {
 	/* written by the owner at each flush */
 	_Alignas(FX_CACHELINE) _Atomic uint32_t sq_tail;
@@ -82,14 +89,17 @@ struct fx_tq {
 	/* read on every completion, written only when the owner goes to sleep */
 	_Alignas(FX_CACHELINE) struct fx_wake wake;
 	/*
-	 * Who the owner was at its last flush (core/identity.c), under id_lock;
-	 * id_stamp[idx] is the id_seq a call was flushed with. A syscall thread
-	 * runs a call only while it is that same identity itself.
+	 * Who the owner was at its last flush (core/identity.c); id_stamp[idx]
+	 * is the seq a call was flushed with. A syscall thread runs a call only
+	 * while it is that same identity itself. A sequence lock (owner_gen odd
+	 * while the record is written) with one writer at a time, the owner:
+	 * every syscall thread reads the record for each queue it serves, and
+	 * a lock they all took made them queue behind each other, spinning, on
+	 * two cores with dozens of threads (and starved the holder under
+	 * ThreadSanitizer for good).
 	 */
-	_Alignas(FX_CACHELINE) _Atomic int id_lock;
-	uint32_t id_seq;    /* 0: none recorded yet */
-	int owner_tid;
-	struct fx_identity owner_id;
+	_Alignas(FX_CACHELINE) _Atomic uint32_t owner_gen;
+	struct fx_owner owner;
 	uint32_t *id_stamp; /* written by the owner before it publishes the index */
 	/*
 	 * cancel_req[idx], FX_REQ_*: whether the call in entry idx was asked to

@@ -165,38 +165,66 @@ static void chain_done(void *ctx, unsigned idx, int64_t ret)
 	tell_owner(tq);
 }
 
-static void id_lock(struct fx_tq *tq)
-{
-	int free = 0;
+#define OWNER_WORDS (sizeof(struct fx_owner) / sizeof(uint32_t))
+_Static_assert(sizeof(struct fx_owner) % sizeof(uint32_t) == 0, "fx_owner is 32-bit words");
 
-	while (!atomic_compare_exchange_weak_explicit(&tq->id_lock, &free, 1, memory_order_acquire,
-						      memory_order_relaxed)) {
-		free = 0;
-		_mm_pause();
-	}
+/*
+ * The owner's side of tq->owner (a sequence lock; one writer at a time:
+ * the owner, or fx_pool_attach before the queue has one). Word by word
+ * with atomics, as a reader may copy meanwhile; on x86 they are plain
+ * moves.
+ */
+static void owner_write(struct fx_tq *tq, const struct fx_owner *o)
+{
+	uint32_t gen = atomic_load_explicit(&tq->owner_gen, memory_order_relaxed);
+	uint32_t *dst = (uint32_t *)&tq->owner;
+	const uint32_t *src = (const uint32_t *)o;
+
+	atomic_store_explicit(&tq->owner_gen, gen + 1, memory_order_relaxed);
+	/* release: a reader that sees a word of the new record also sees the odd generation */
+	for (unsigned i = 0; i < OWNER_WORDS; i++)
+		__atomic_store_n(&dst[i], src[i], __ATOMIC_RELEASE);
+	atomic_store_explicit(&tq->owner_gen, gen + 2, memory_order_release);
 }
 
-static void id_unlock(struct fx_tq *tq)
+/* A consistent copy of tq->owner; waits only while the owner writes it. */
+static void owner_read(struct fx_tq *tq, struct fx_owner *o)
 {
-	atomic_store_explicit(&tq->id_lock, 0, memory_order_release);
+	const uint32_t *src = (const uint32_t *)&tq->owner;
+	uint32_t *dst = (uint32_t *)o;
+
+	for (;;) {
+		/* acquire: pairs with the release store that ended the last write */
+		uint32_t gen = atomic_load_explicit(&tq->owner_gen, memory_order_acquire);
+		if (gen & 1) {
+			/* relaxed: looking is all a waiting reader does to the line its writer stores to */
+			while (atomic_load_explicit(&tq->owner_gen, memory_order_relaxed) == gen)
+				_mm_pause();
+			continue;
+		}
+		/* acquire: pairs with the writer's release stores, and keeps the look below after the copy */
+		for (unsigned i = 0; i < OWNER_WORDS; i++)
+			dst[i] = __atomic_load_n(&src[i], __ATOMIC_ACQUIRE);
+		if (atomic_load_explicit(&tq->owner_gen, memory_order_relaxed) == gen)
+			return;
+	}
 }
 
 /*
  * Whether this thread is now who tq's owner was at its last flush: the
  * same identity, read from the kernel on this thread, and the same
  * descriptor table and fs context as the owner's task. Returns the
- * identity's id_seq (the calls stamped with it may run here), or 0.
+ * record's seq (the calls stamped with it may run here), or 0.
  */
 static uint32_t runs_as_owner(struct fx_tq *tq)
 {
 	struct fx_identity mine;
+	struct fx_owner owner;
 
 	fx_identity_read(&mine);
-	id_lock(tq);
-	uint32_t seq = fx_identity_same(&mine, &tq->owner_id) ? tq->id_seq : 0;
-	int tid = tq->owner_tid;
-	id_unlock(tq);
-	return seq && fx_shares_context(tid) ? seq : 0;
+	owner_read(tq, &owner);
+	uint32_t seq = fx_identity_same(&mine, &owner.id) ? owner.seq : 0;
+	return seq && fx_shares_context(owner.tid) ? seq : 0;
 }
 
 /*
@@ -584,9 +612,8 @@ int fx_pool_attach(struct fx_pool *pool, struct flexsc_queue *q)
 		atomic_store(&tq->cq_head, 0);
 		atomic_store(&tq->cq_tail, 0);
 		atomic_store(&tq->wake.sleep, FX_SLEEP_NONE);
-		id_lock(tq);
-		tq->id_seq = 0; /* a new owner: nothing runs before its first flush records it */
-		id_unlock(tq);
+		/* a new owner: nothing runs before its first flush records it */
+		owner_write(tq, &(struct fx_owner){ .seq = 0 });
 		for (unsigned s = 0; s < FX_POOL_SLOTS; s++) {
 			if (!atomic_load(&pool->slots[s])) {
 				/* release: the rings' reset above is visible to a thread that finds tq */
@@ -624,16 +651,13 @@ void fx_pool_detach(struct flexsc_queue *q)
 void fx_threads_identity(struct flexsc_queue *q, const struct fx_identity *id, int tid)
 {
 	struct fx_tq *tq = q->tq;
+	const struct fx_owner *now = &tq->owner;
 
-	/* only the owner writes these: its own unlocked read races with nobody's write */
-	if (tq->id_seq && tq->owner_tid == tid && memcmp(&tq->owner_id, id, sizeof(*id)) == 0)
+	/* only the owner writes the record: its own plain reads race with no write */
+	if (now->seq && now->tid == tid && memcmp(&now->id, id, sizeof(*id)) == 0)
 		return;
-	id_lock(tq);
-	tq->owner_id = *id;
-	tq->owner_tid = tid;
-	if (++tq->id_seq == 0)
-		tq->id_seq = 1;
-	id_unlock(tq);
+	struct fx_owner next = { .seq = now->seq + 1 ? now->seq + 1 : 1, .tid = tid, .id = *id };
+	owner_write(tq, &next);
 }
 
 void fx_threads_add(struct flexsc_queue *q, unsigned idx)
@@ -641,7 +665,7 @@ void fx_threads_add(struct flexsc_queue *q, unsigned idx)
 	struct fx_tq *tq = q->tq;
 	uint32_t t = atomic_load_explicit(&tq->sq_tail, memory_order_relaxed);
 
-	tq->id_stamp[idx] = tq->id_seq;
+	tq->id_stamp[idx] = tq->owner.seq;
 	atomic_store_explicit(&tq->cancel_req[idx], FX_REQ_NONE, memory_order_relaxed); /* published with the index */
 
 	/* relaxed atomic: a thread's prefetch in execute may read the slot meanwhile */
