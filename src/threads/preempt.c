@@ -10,7 +10,7 @@
  * would wait until it stops, for ever when one of them is the thread it
  * spins for (tests/threads/preempt.c).
  *
- * So the monitor (sched.c) asks: a carrier that has run one uthread with
+ * So the monitor (monitor.c) asks: a carrier that has run one uthread with
  * neither a switch nor a call for two of its looks (10 to 20 ms) while it
  * has something else to do gets the poke, and the poke's handler yields
  * for the uthread it interrupted (fx_preempt_poked), from the signal frame

@@ -227,7 +227,7 @@ struct fx_carrier {
 	uint64_t native_tcb;
 
 	/*
-	 * Hand-over of a carrier blocked in the kernel (the monitor, sched.c).
+	 * Hand-over of a carrier blocked in the kernel (the monitor, monitor.c).
 	 * slot: the core (carrier index at start) it runs on. handed: its core
 	 * belongs to the carrier fx_slot_owner[slot] names, not to it: it runs
 	 * no uthread after its next switch point, serves its own queue until
@@ -249,7 +249,7 @@ struct fx_carrier {
 
 	/*
 	 * The slice of its running uthread as others have seen it (sched.c,
-	 * slice_ran): the switch number it runs at, plus one, and when it was
+	 * fx_slice_ran): the switch number it runs at, plus one, and when it was
 	 * first seen running. Written by the monitor and by wakers, never by
 	 * the carrier: a line of their own, with the last wake's switch.
 	 */
@@ -443,9 +443,9 @@ bool fx_rt_required(void);
 int fx_rt_after_fork_child(void);
 /* The monitor has started (the program's first pthread_create) and not been lost to a fork. */
 bool fx_rt_monitor_runs(void);
-/* The cores whose carriers take work now (sched.c, "carriers follow demand"); *changes: how often it changed */
+/* The cores whose carriers take work now (sched.c, "carriers follow demand"; monitor.c moves it); *changes: how often it changed */
 unsigned fx_rt_in_use(uint64_t *changes);
-/* Cores handed from a carrier blocked in the kernel to a spare, since start (the monitor, sched.c) */
+/* Cores handed from a carrier blocked in the kernel to a spare, since start (the monitor, monitor.c) */
 uint64_t fx_rt_handoffs(void);
 void fx_rt_start_carriers(void);
 void fx_block(void);

@@ -61,6 +61,7 @@
 #include "threads/overflow.h"
 #include "threads/preempt.h"
 #include "threads/rt.h"
+#include "threads/sched.h"
 #include "threads/signals.h"
 #include "threads/ufutex.h"
 #include "threads/waiter.h"
@@ -74,17 +75,9 @@ unsigned fx_ncarriers;
 unsigned fx_ncores;
 unsigned fx_spares_max = FX_SPARES_MAX;
 /* The carrier that has the core of each slot now (a spare, after a hand-over). */
-static _Atomic(struct fx_carrier *) slot_owner[FLEXSC_MAX_CPUS];
-static _Atomic uint64_t handoffs;
-/*
- * While every carrier sleeps, the monitor waits on this word (a futex).
- * MON_SHORT: it waits out one period; a carrier that wakes meanwhile
- * clears the word, which the monitor looks at when the period ends, and
- * makes no system call. MON_LONG: nobody woke for a whole period, and it
- * waits until a carrier does: that carrier clears the word and wakes it.
- */
-enum { MON_RUNS = 0, MON_SHORT = 1, MON_LONG = 2 };
-static _Atomic uint32_t monitor_waiting;
+_Atomic(struct fx_carrier *) fx_slot_owner[FLEXSC_MAX_CPUS];
+/* the monitor's futex word (sched.h): defined here, where idle_sleep reads it */
+_Atomic uint32_t fx_monitor_waiting;
 struct flexsc *fx_rt_instance;
 struct fx_uthread *fx_main_uthread;
 _Atomic int fx_rt_live_uthreads;
@@ -95,33 +88,14 @@ static int carrier_cpus[FLEXSC_MAX_CPUS];
 static void finish_switch(void);
 
 /*
- * Where work for carrier c goes: c itself, or, once its core was handed to
- * another carrier because it blocked in the kernel, the carrier that has
- * the core now. One relaxed load on the common path.
- */
-static inline struct fx_carrier *owner_of(struct fx_carrier *c)
-{
-	if (fx_unlikely(atomic_load_explicit(&c->handed, memory_order_relaxed))) {
-		struct fx_carrier *o = atomic_load_explicit(&slot_owner[c->slot], memory_order_acquire);
-		return o ? o : c;
-	}
-	return c;
-}
-
-/*
  * Carriers follow demand (docs/threads.md, "How many carriers take work"):
  * with the carriers placed by the kernel, only the cores (slots) below
- * `in_use` take uthreads, wake-ups, completions and steals; the monitor moves it
+ * `fx_in_use` take uthreads, wake-ups, completions and steals; the monitor moves it
  * between 1 and fx_ncores by the CPU time the process gets (monitor_tick).
  * A carrier of a slot out of use runs what it already has, then sleeps.
  * With the user's --cores (pinned) every slot is in use, always.
  */
-static _Atomic unsigned in_use = FLEXSC_MAX_CPUS;
-
-static inline bool slot_in_use(const struct fx_carrier *c)
-{
-	return (unsigned)c->slot < atomic_load_explicit(&in_use, memory_order_relaxed);
-}
+_Atomic unsigned fx_in_use = FLEXSC_MAX_CPUS;
 
 /*
  * Where work for c goes: c, unless c's slot is out of use; then self's
@@ -129,11 +103,11 @@ static inline bool slot_in_use(const struct fx_carrier *c)
  */
 static struct fx_carrier *in_use_for(struct fx_carrier *c, struct fx_carrier *self)
 {
-	if (fx_likely(slot_in_use(c)) || c->own)
+	if (fx_likely(fx_slot_in_use(c)) || c->own)
 		return c;
-	if (self && !self->own && slot_in_use(self))
-		return owner_of(self);
-	struct fx_carrier *o = atomic_load_explicit(&slot_owner[0], memory_order_acquire);
+	if (self && !self->own && fx_slot_in_use(self))
+		return fx_owner_of(self);
+	struct fx_carrier *o = atomic_load_explicit(&fx_slot_owner[0], memory_order_acquire);
 	return o ? o : c;
 }
 
@@ -185,13 +159,13 @@ static void kick(struct fx_carrier *c)
 }
 
 /* The thread's CPU clock of c, as glibc's pthread_getcpuclockid makes it: per thread, scheduler time. */
-static int carrier_clock(const struct fx_carrier *c)
+int fx_carrier_clock(const struct fx_carrier *c)
 {
 	return (int)(~(unsigned)c->tid << 3) | 4 | 2;
 }
 
 /* *ns: CPU clock clk (a thread's or the process's) now; false if it cannot be read. */
-static bool cpu_clock_ns(int clk, uint64_t *ns)
+bool fx_cpu_clock_ns(int clk, uint64_t *ns)
 {
 	struct timespec ts;
 
@@ -207,7 +181,7 @@ static bool kick_one_idle(struct fx_carrier *except)
 	for (unsigned i = 0; i < fx_ncarriers; i++) {
 		struct fx_carrier *c = fx_carriers[i];
 		if (c && c != except && !atomic_load_explicit(&c->handed, memory_order_relaxed) &&
-		    slot_in_use(c) && atomic_load_explicit(&c->sleeping, memory_order_relaxed)) {
+		    fx_slot_in_use(c) && atomic_load_explicit(&c->sleeping, memory_order_relaxed)) {
 			kick(c);
 			return true;
 		}
@@ -216,23 +190,13 @@ static bool kick_one_idle(struct fx_carrier *except)
 }
 
 /*
- * A uthread's slice: how long one may keep its carrier, computing, while
- * others wait on the carrier. The kernel lets a woken thread preempt one
- * that has had its slice (0.75 to 3 ms on EEVDF); without this, the woken
- * uthread waited for the monitor's look, 10 to 20 ms, and a pipeline of
- * threads handing work to threads that compute (pigz -p 2) took twice
- * NPTL's time.
- */
-#define FX_SLICE_NS 500000ull
-
-/*
  * How long c's uthread at switch number `switches` has been seen running:
  * since the first look at it (by the monitor, a waker, a syscall thread
  * with results). No clock is read at the switch itself, which a server
  * makes at every call (15 ns more on a 42 ns switch): a slice is known
  * from its second look on.
  */
-static uint64_t slice_ran(struct fx_carrier *c, uint64_t switches, uint64_t now)
+uint64_t fx_slice_ran(struct fx_carrier *c, uint64_t switches, uint64_t now)
 {
 	if (atomic_load_explicit(&c->seen_switch, memory_order_acquire) != switches + 1) {
 		atomic_store_explicit(&c->seen_ns, now, memory_order_relaxed);
@@ -244,7 +208,7 @@ static uint64_t slice_ran(struct fx_carrier *c, uint64_t switches, uint64_t now)
 }
 
 /* The kernel's state letter for thread tid ('R', 'S', 'D'...), or 0. */
-static char kernel_state(int tid)
+char fx_kernel_state(int tid)
 {
 	char path[64], buf[256];
 
@@ -268,13 +232,13 @@ static char kernel_state(int tid)
  * a call the runtime does not see (a program's own `syscall`): a poke
  * there would end an epoll_wait with EINTR.
  */
-static bool computes(const struct fx_carrier *c)
+bool fx_computes(const struct fx_carrier *c)
 {
 	uint64_t a, b;
 
-	if (cpu_clock_ns(carrier_clock(c), &a) && cpu_clock_ns(carrier_clock(c), &b) && b != a)
+	if (fx_cpu_clock_ns(fx_carrier_clock(c), &a) && fx_cpu_clock_ns(fx_carrier_clock(c), &b) && b != a)
 		return true;
-	return kernel_state(c->tid) == 'R';
+	return fx_kernel_state(c->tid) == 'R';
 }
 
 /*
@@ -283,7 +247,7 @@ static bool computes(const struct fx_carrier *c)
  * earlier one, which that switch made moot, does not count). How long it
  * has run, and whether it computes, are the caller's to ask.
  */
-static bool may_preempt(struct fx_carrier *c, uint64_t switches)
+bool fx_may_preempt(struct fx_carrier *c, uint64_t switches)
 {
 	/*
 	 * Not inside a call the runtime makes there (in place, the synchronous
@@ -307,17 +271,17 @@ static void preempt_for_wake(struct fx_carrier *c)
 	uint64_t switches = __atomic_load_n(&c->switches, __ATOMIC_RELAXED);
 
 	/* c switched since: the request names a switch past, and its handler drops it */
-	if (may_preempt(c, switches) && slice_ran(c, switches, fx_now_ns()) >= FX_SLICE_NS && computes(c))
+	if (fx_may_preempt(c, switches) && fx_slice_ran(c, switches, fx_now_ns()) >= FX_SLICE_NS && fx_computes(c))
 		fx_preempt_request(c, switches);
 }
 
 /* A shared carrier other than except asleep on its futex: no runnable uthread, no call in flight. */
-static struct fx_carrier *idle_carrier(struct fx_carrier *except)
+struct fx_carrier *fx_idle_carrier(struct fx_carrier *except)
 {
 	for (unsigned i = 0; i < fx_ncarriers; i++) {
 		struct fx_carrier *c = fx_carriers[i];
 		if (c && c != except && !c->own && !atomic_load_explicit(&c->handed, memory_order_relaxed) &&
-		    slot_in_use(c) && atomic_load_explicit(&c->sleeping, memory_order_relaxed) == FX_C_IN_FUTEX &&
+		    fx_slot_in_use(c) && atomic_load_explicit(&c->sleeping, memory_order_relaxed) == FX_C_IN_FUTEX &&
 		    !atomic_load_explicit(&c->rq_len, memory_order_relaxed))
 			return c;
 	}
@@ -346,7 +310,7 @@ void fx_os_owner_awake(struct fx_wake *w)
 void fx_uthread_wake(struct fx_uthread *u)
 {
 	struct fx_carrier *self = fx_carrier_self();
-	struct fx_carrier *c = owner_of(u->home ? u->home : self ? self : fx_carriers[0]);
+	struct fx_carrier *c = fx_owner_of(u->home ? u->home : self ? self : fx_carriers[0]);
 
 	c = in_use_for(c, self);
 	atomic_store_explicit(&u->state, FX_U_RUNNABLE, memory_order_relaxed);
@@ -369,7 +333,7 @@ static void serve_cancels(struct fx_carrier *c);
 static void reap(struct fx_carrier *c)
 {
 	struct flexsc_completion done[64];
-	struct fx_carrier *to = in_use_for(owner_of(c), NULL);
+	struct fx_carrier *to = in_use_for(fx_owner_of(c), NULL);
 	int n;
 
 	while (c->inflight && (n = flexsc_reap(c->q, done, 64)) > 0) {
@@ -400,7 +364,7 @@ static void reap(struct fx_carrier *c)
 }
 
 /* Moves every uthread on from's run queue to to's (from's core was handed to to). */
-static void forward_rq(struct fx_carrier *from, struct fx_carrier *to)
+void fx_forward_rq(struct fx_carrier *from, struct fx_carrier *to)
 {
 	struct fx_uthread *u;
 	bool moved = false;
@@ -433,7 +397,7 @@ static struct fx_uthread *steal(struct fx_carrier *self)
 		 * queue itself, and a uthread just handed to it (pick_next's
 		 * balance) would come straight back.
 		 */
-		if (c && atomic_load_explicit(&c->rq_len, memory_order_relaxed) && slot_in_use(self) &&
+		if (c && atomic_load_explicit(&c->rq_len, memory_order_relaxed) && fx_slot_in_use(self) &&
 		    !(atomic_load_explicit(&c->sleeping, memory_order_relaxed) == FX_C_IN_FUTEX &&
 		      atomic_load_explicit(&c->idle_word, memory_order_relaxed)) &&
 		    (u = rq_pop(c))) {
@@ -509,12 +473,12 @@ static struct fx_uthread *pick_next(struct fx_carrier *c)
 		reap(c);
 	if (fx_unlikely(atomic_load_explicit(&c->handed, memory_order_relaxed))) {
 		/* its core is another carrier's: it runs nothing more */
-		forward_rq(c, owner_of(c));
+		fx_forward_rq(c, fx_owner_of(c));
 		return NULL;
 	}
 	if (fx_unlikely(atomic_load_explicit(&c->shed, memory_order_relaxed))) {
 		/* the monitor saw it compute throughout with more waiting (balance_look) */
-		struct fx_carrier *idle = idle_carrier(c);
+		struct fx_carrier *idle = fx_idle_carrier(c);
 		struct fx_uthread *u;
 		atomic_store_explicit(&c->shed, false, memory_order_relaxed);
 		if (idle && (u = rq_pop(c))) {
@@ -694,7 +658,7 @@ static cpu_set_t start_cpus;
  * another busy process got 11 ms of CPU time in 3 s where the same
  * carrier unpinned got 228 ms.
  */
-static bool carriers_pinned;
+bool fx_carriers_pinned;
 
 /* Lets the calling thread run on set (start_cpus: known once the runtime started); whether it did. */
 static bool take_cpus(const cpu_set_t *set)
@@ -757,14 +721,12 @@ int fx_rt_kthread(void *(*fn)(void *))
 	return fx_rt_kthread_arg(fn, NULL);
 }
 
-typedef int create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-
 /*
  * A kernel thread made by create that starts with signal mask `mask`: a
  * new thread has its maker's mask, set here with the raw call (the
  * interposed one would change a uthread's) and put back after.
  */
-static int create_masked(create_fn *create, pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
+static int create_masked(fx_create_fn *create, pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
 			 void *arg, uint64_t mask)
 {
 	uint64_t old;
@@ -856,7 +818,7 @@ void fx_yield(void)
 		c->in_rt = 0;
 	}
 	struct fx_uthread *self = c->current;
-	struct fx_carrier *to = owner_of(c);
+	struct fx_carrier *to = fx_owner_of(c);
 	/*
 	 * A yielder that holds others up here (queued uthreads, calls only
 	 * this carrier reaps) moves to a carrier asleep with nothing in
@@ -865,7 +827,7 @@ void fx_yield(void)
 	 * yields made a round trip per two of its yields).
 	 */
 	if (!c->own && to == c && (atomic_load_explicit(&c->rq_len, memory_order_relaxed) || c->inflight)) {
-		struct fx_carrier *idle = idle_carrier(c);
+		struct fx_carrier *idle = fx_idle_carrier(c);
 		if (idle)
 			to = idle;
 	}
@@ -949,8 +911,8 @@ static void idle_sleep(struct fx_carrier *c)
 	}
 	atomic_store(&c->sleeping, FX_C_AWAKE);
 	/* seq_cst store, then this load; the monitor stores, then looks at sleeping */
-	if (fx_unlikely(atomic_load(&monitor_waiting)) && atomic_exchange(&monitor_waiting, MON_RUNS) == MON_LONG)
-		fx_futex_wake(&monitor_waiting, 1);
+	if (fx_unlikely(atomic_load(&fx_monitor_waiting)) && atomic_exchange(&fx_monitor_waiting, FX_MON_RUNS) == FX_MON_LONG)
+		fx_futex_wake(&fx_monitor_waiting, 1);
 	if (fx_rt_specialize)
 		c->idle_ns += fx_now_ns() - t0;
 }
@@ -1010,7 +972,7 @@ static void idle_loop(void *arg)
 		if (fx_unlikely(atomic_load_explicit(&c->handed, memory_order_relaxed))) {
 			/* a hand-over made it surplus on its core: it gives the core back */
 			if (next) { /* picked just before the hand-over */
-				struct fx_carrier *o = owner_of(c);
+				struct fx_carrier *o = fx_owner_of(c);
 				rq_push(o, next);
 				kick(o);
 			}
@@ -1248,7 +1210,7 @@ int fx_uthread_start(struct fx_uthread *u)
 	atomic_fetch_add(&fx_rt_live_uthreads, 1);
 	for (unsigned i = 0; i < fx_ncarriers; i++) {
 		struct fx_carrier *c = fx_carriers[i];
-		if (c && !atomic_load_explicit(&c->handed, memory_order_relaxed) && slot_in_use(c) &&
+		if (c && !atomic_load_explicit(&c->handed, memory_order_relaxed) && fx_slot_in_use(c) &&
 		    (!best || atomic_load(&c->rq_len) < atomic_load(&best->rq_len)))
 			best = c;
 	}
@@ -1489,7 +1451,7 @@ static int parse_cpus(const char *s, int *out, int max)
  */
 static struct flexsc *bound_instance;
 
-static struct fx_carrier *carrier_new(int index, int cpu)
+struct fx_carrier *fx_carrier_new(int index, int cpu)
 {
 	struct fx_carrier *c = aligned_alloc(FX_CACHELINE, (sizeof(*c) + FX_CACHELINE - 1) & ~(size_t)(FX_CACHELINE - 1));
 
@@ -1520,7 +1482,7 @@ static int carrier_enter(struct fx_carrier *c)
 	c->tid = (int)fx_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
 	cpu_set_t set;
 	CPU_ZERO(&set);
-	if (c->cpu >= 0 && carriers_pinned) {
+	if (c->cpu >= 0 && fx_carriers_pinned) {
 		CPU_SET(c->cpu, &set);
 	} else {
 		/* unpinned, or an exclusive carrier: anywhere the program's threads run */
@@ -1554,7 +1516,7 @@ static void *carrier_main(void *arg);
  * process (tests/threads/posix_sigmask.c's SIGUSR2, about 1 run in 20
  * with --cores 0,1 under load). 0 or an errno value.
  */
-static int spawn_carrier(struct fx_carrier *c, const pthread_attr_t *attr, create_fn *create)
+int fx_spawn_carrier(struct fx_carrier *c, const pthread_attr_t *attr, fx_create_fn *create)
 {
 	return create_masked(create, &c->pthread, attr, carrier_main, c, fx_sig_idle_mask());
 }
@@ -1588,7 +1550,7 @@ static void *carrier_main(void *arg)
  */
 static struct fx_carrier *exclusive_carrier(struct fx_uthread *u, int *err)
 {
-	static create_fn *real_create;
+	static fx_create_fn *real_create;
 	static _Atomic int lock;
 	pthread_attr_t attr;
 
@@ -1605,7 +1567,7 @@ static struct fx_carrier *exclusive_carrier(struct fx_uthread *u, int *err)
 		*err = flexsc_register(&bound_instance, &cfg);
 	}
 	fx_spin_unlock(&lock);
-	struct fx_carrier *k = *err ? NULL : carrier_new(-1, -1);
+	struct fx_carrier *k = *err ? NULL : fx_carrier_new(-1, -1);
 	if (!k) {
 		*err = *err ? *err : -ENOMEM;
 		return NULL;
@@ -1615,7 +1577,7 @@ static struct fx_carrier *exclusive_carrier(struct fx_uthread *u, int *err)
 	k->sealed = maker && maker->sealed; /* a clone inherits its maker's filters */
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	*err = -spawn_carrier(k, &attr, real_create);
+	*err = -fx_spawn_carrier(k, &attr, real_create);
 	pthread_attr_destroy(&attr);
 	if (*err) {
 		free(k);
@@ -1711,460 +1673,6 @@ int fx_rt_bind(bool seccomp)
 	return 0;
 }
 
-/*
- * The monitor: hands the core of a carrier blocked in the kernel to a spare.
- *
- * A system call the runtime does not see (stdio's internal read, a
- * library's own `syscall` instruction, liburing's io_uring_enter) blocks
- * the carrier that makes it, with every uthread queued on it. The monitor,
- * a kernel thread of the runtime, looks at every carrier now and then: one
- * that runs a uthread (current set, not idle), whose heartbeat (switches +
- * exception-less calls, counters the carrier keeps anyway) has not moved
- * since the last look, that has work it cannot do (a queued uthread, a
- * call in flight, a timer), and that the kernel says is asleep ('S' or 'D'
- * in /proc/self/task/TID/stat, read only then) is blocked. Its core goes
- * to a spare carrier for the same CPU (a parked one from the pool,
- * else a new one): the spare becomes the owner of the core's slot, takes
- * its queued uthreads and its timers (which it would fire only once its
- * call returned: a sleeper on them waited as long), and every wake meant
- * for the blocked carrier goes to it (owner_of). The blocked carrier, once its call returns, runs its
- * uthread to the next switch point, then runs nothing more: it serves its
- * own queue (its calls in flight come back to the new owner) and parks in
- * the pool. So a hidden blocking call costs one kernel thread, and each
- * core has one carrier running uthreads again at the next switch point.
- *
- * The calls the blocked carrier had posted and not yet handed to the
- * kernel (a batch not flushed) or whose completions it has not reaped are
- * only its to touch (its ring is single-issuer): the monitor sends it
- * FX_SIG_POKE, whose handler, when it interrupted a system call outside
- * the runtime, flushes and reaps for it (poked), at once and then with
- * growing gaps (1 ms to 100 ms) while it stays blocked with calls out.
- *
- * Cost when nothing blocks: a wake of the monitor every 10 ms, reading a
- * few counters, while some carrier is awake or woke during the period;
- * none while every carrier sleeps idle (the monitor then waits until one
- * wakes: a load of monitor_waiting where a carrier leaves its idle sleep,
- * and a store when the monitor waits, a futex wake only after a whole
- * period without a wake); one system call more for a carrier that
- * computes with work queued (computing); no work at all on a carrier's
- * switch. The period drops to 100 us after every hand-over or preemption
- * for fresh work (slice_over) and doubles back after each look of the
- * period that finds nothing to do, as Go's sysmon; a look of the period
- * that finds a carrier running with fresh work waiting asks for a second
- * one a slice later.
- */
-#define FX_MON_MIN_NS 100000ull
-#define FX_MON_MAX_NS 10000000ull
-#define FX_POKE_MIN_NS 1000000ull
-#define FX_POKE_MAX_NS 100000000ull
-
-/*
- * Whether the stale carrier c has been computing since the monitor's last
- * look at it: its thread ran for at least an eighth of the time between
- * the two looks. Its CPU clock is one system call, where its state in
- * /proc is three and a file system walk; a carrier that computes with
- * uthreads queued behind it (cooperative scheduling) is otherwise asked
- * about at every look. False at the first stale look (nothing to compare
- * with), so a carrier blocked since its last switch point is asked about
- * at once, as before; one that computed and then blocked, at the next
- * look: a block is still seen within two looks. A thread blocked in the
- * kernel gains no CPU time; one that only wakes now and then in its hidden
- * call (a loop of short sleeps) gains far less than an eighth.
- */
-static bool computing(struct fx_carrier *c, uint64_t now)
-{
-	uint64_t cpu;
-
-	if (!cpu_clock_ns(carrier_clock(c), &cpu)) {
-		c->mon_look_ns = 0;
-		return false;
-	}
-	/* a second ask at the same look (slice_over's, then the stale look's) has no gap: no answer */
-	bool ran = c->mon_look_ns && now > c->mon_look_ns && (cpu - c->mon_cpu_ns) * 8 >= now - c->mon_look_ns;
-	c->mon_cpu_ns = cpu;
-	c->mon_look_ns = now;
-	return ran;
-}
-
-/* Something the carrier would do if it were not blocked. */
-static bool could_run(struct fx_carrier *c)
-{
-	return atomic_load_explicit(&c->rq_len, memory_order_relaxed) ||
-	       __atomic_load_n(&c->inflight, __ATOMIC_RELAXED) ||
-	       __atomic_load_n(&c->timers, __ATOMIC_RELAXED) ||
-	       atomic_load_explicit(&c->cancel_inbox, memory_order_relaxed);
-}
-
-/*
- * What c would do at its uthread's next switch, now: run a queued uthread
- * or a sleeper whose time has come, submit or reap calls, cancel one. A
- * uthread that computes with any of it waiting gives way (preempt.c).
- */
-static bool others_wait(struct fx_carrier *c, uint64_t now)
-{
-	return atomic_load_explicit(&c->rq_len, memory_order_relaxed) ||
-	       __atomic_load_n(&c->inflight, __ATOMIC_RELAXED) ||
-	       atomic_load_explicit(&c->cancel_inbox, memory_order_relaxed) || fx_timers_next(c) <= now;
-}
-
-static void poke_blocked(struct fx_carrier *c, uint64_t now)
-{
-	fx_raw_syscall6(SYS_tgkill, getpid(), c->tid, FX_SIG_POKE, 0, 0, 0);
-	c->mon_poke_ns = now;
-}
-
-/* Gives x's core to a spare; false if none could be had. */
-static bool handoff(struct fx_carrier *x, uint64_t now)
-{
-	unsigned n = __atomic_load_n(&fx_ncarriers, __ATOMIC_ACQUIRE);
-	struct fx_carrier *y = NULL;
-
-	for (unsigned i = 0; i < n && !y; i++) {
-		struct fx_carrier *c = fx_carriers[i];
-		/* a spare pinned to another CPU cannot take this one's place */
-		if (c && c != x && (c->cpu == x->cpu || !carriers_pinned) && atomic_load(&c->parked))
-			y = c;
-	}
-	if (y) {
-		y->slot = x->slot;
-		y->mon_beat = ~0ull;
-		y->mon_look_ns = 0;
-		atomic_store(&y->handed, 0);
-		atomic_store(&slot_owner[x->slot], y);
-		atomic_store(&x->handed, 1);
-		atomic_store(&y->parked, 0);
-		fx_futex_wake(&y->parked, 1);
-	} else {
-		if (n >= fx_ncores + fx_spares_max || !(y = carrier_new((int)n, x->cpu)))
-			return false;
-		y->slot = x->slot;
-		y->mon_beat = ~0ull;
-		y->mon_look_ns = 0;
-		/* a carrier from its start: it takes work before it owns the slot, which is harmless */
-		if (spawn_carrier(y, NULL, fx_os_pthread_create)) {
-			free(y);
-			return false;
-		}
-		fx_carriers[n] = y;
-		__atomic_store_n(&fx_ncarriers, n + 1, __ATOMIC_RELEASE);
-		atomic_store(&slot_owner[x->slot], y);
-		atomic_store(&x->handed, 1);
-	}
-	atomic_fetch_add_explicit(&handoffs, 1, memory_order_relaxed);
-	forward_rq(x, y);
-	fx_timers_move(x, y); /* blocked, x would fire them only once its call returns */
-	x->mon_poke_gap = FX_POKE_MIN_NS;
-	if (__atomic_load_n(&x->inflight, __ATOMIC_RELAXED))
-		poke_blocked(x, now);
-	return true;
-}
-
-/* Every carrier asleep in its scheduler context, or parked: none can be blocked in a call. */
-static bool all_asleep(void)
-{
-	unsigned n = __atomic_load_n(&fx_ncarriers, __ATOMIC_ACQUIRE);
-
-	for (unsigned i = 0; i < n; i++) {
-		struct fx_carrier *c = fx_carriers[i];
-		if (c && atomic_load(&c->sleeping) == FX_C_AWAKE)
-			return false;
-	}
-	return true;
-}
-
-static void preempt(struct fx_carrier *c, uint64_t switches)
-{
-	c->mon_preempted = true;
-	fx_preempt_request(c, switches);
-}
-
-/*
- * How many slots are in use (in_use), from the CPU time the whole process
- * got over the last window of at least FX_USE_WINDOW_NS: one more when the
- * carriers in use were busy nearly all of it (within 0.2 CPU), one fewer
- * when one and a half CPUs' worth went unused. So each of Apache's
- * children, far below one CPU, keeps one carrier: a second one only split
- * its batches and added wake-ups.
- */
-#define FX_USE_WINDOW_NS 20000000ull
-static bool in_use_adapts;
-static _Atomic uint64_t in_use_changes;
-static uint64_t use_t0, use_cpu0; /* the window's start: monotonic time, the process's CPU time */
-
-static void set_in_use(unsigned n)
-{
-	atomic_store_explicit(&in_use, n, memory_order_relaxed);
-	atomic_fetch_add_explicit(&in_use_changes, 1, memory_order_relaxed);
-}
-
-static void adapt_in_use(uint64_t now)
-{
-	uint64_t cpu;
-
-	if (!in_use_adapts || now - use_t0 < FX_USE_WINDOW_NS || !cpu_clock_ns(CLOCK_PROCESS_CPUTIME_ID, &cpu))
-		return;
-	double used = (double)(cpu - use_cpu0) / (double)(now - use_t0);
-	bool first = !use_t0;
-	use_t0 = now;
-	use_cpu0 = cpu;
-	if (first)
-		return;
-	unsigned n = atomic_load_explicit(&in_use, memory_order_relaxed);
-	if (used >= n - 0.2 && n < fx_ncores)
-		set_in_use(n + 1);
-	else if (n > 1 && used < n - 1.5)
-		set_in_use(n - 1);
-}
-
-/* Starts the adaptation with one slot in use, when the carriers are the kernel's to place. */
-static void in_use_start(void)
-{
-	in_use_adapts = !carriers_pinned && fx_ncores > 1 && !fx_rt_inline;
-	atomic_store(&in_use, in_use_adapts ? 1u : (unsigned)FLEXSC_MAX_CPUS);
-	use_t0 = use_cpu0 = 0;
-}
-
-unsigned fx_rt_in_use(uint64_t *changes)
-{
-	*changes = atomic_load(&in_use_changes);
-	unsigned n = atomic_load(&in_use);
-	return n < fx_ncores ? n : fx_ncores;
-}
-
-/*
- * Balance. A carrier that computed through the whole gap since the last
- * look (nine tenths of it), with more work waiting (queued uthreads, calls
- * in flight), while another carrier taking work sleeps with nothing: at
- * its next switch it gives its next runnable uthread to that one
- * (pick_next). Else two threads that compute between calls take turns on
- * one carrier (each call's completion waits for the other's next call, a
- * single runnable uthread at every switch: nothing to steal) and the other
- * CPU idles.
- */
-static void balance_look(struct fx_carrier *c, uint64_t now)
-{
-	uint64_t cpu;
-
-	if (!c->tid || c->own || atomic_load_explicit(&c->handed, memory_order_relaxed) ||
-	    !cpu_clock_ns(carrier_clock(c), &cpu)) {
-		c->bal_look_ns = 0;
-		return;
-	}
-	bool busy = c->bal_look_ns && (cpu - c->bal_cpu_ns) * 10 >= (now - c->bal_look_ns) * 9;
-	c->bal_cpu_ns = cpu;
-	c->bal_look_ns = now;
-	if (busy && slot_in_use(c) &&
-	    (atomic_load_explicit(&c->rq_len, memory_order_relaxed) || __atomic_load_n(&c->inflight, __ATOMIC_RELAXED)) &&
-	    idle_carrier(c))
-		atomic_store_explicit(&c->shed, true, memory_order_relaxed);
-}
-
-/*
- * Work that came to c during its uthread's slice: a uthread woken onto it,
- * calls whose results may be in, a sleeper whose time came, a cancel. On
- * NPTL each is a thread the kernel wakes, and a woken thread preempts one
- * that has had its slice. Uthreads that were preempted themselves and wait
- * their turn are not: those take turns at the monitor's period, 10 to
- * 20 ms (monitor_tick), as before; at 1 ms the monitor woke 3,400 times a
- * second while three threads computed on two carriers.
- */
-static bool fresh_work(struct fx_carrier *c, uint64_t switches, uint64_t now)
-{
-	return atomic_load_explicit(&c->woken_switch, memory_order_relaxed) == switches + 1 ||
-	       __atomic_load_n(&c->inflight, __ATOMIC_RELAXED) ||
-	       atomic_load_explicit(&c->cancel_inbox, memory_order_relaxed) || fx_timers_next(c) <= now;
-}
-
-/*
- * Whether c's uthread has had its slice, computing, with fresh work
- * waiting on c: then it gives way now, as for a wake (preempt_for_wake),
- * though no wake may have come: the ring's completions and timers have no
- * waker, and a wake early in the slice was let be.
- *
- * A slice is timed from its first look (slice_ran), so *due asks for a
- * look when it will have been spent: for one seen before, at its end; for
- * one seen now for the first time, a slice from now, but only from a look
- * of the period (`first_looks`), not from such a look itself: a server's
- * uthreads switch at every call, so each of these finds a new slice, and
- * looks would follow each other at every slice, thousands a second, for
- * nothing. So the period's looks come two by two, and a uthread that
- * computes for a slice with fresh work waiting is found at the second;
- * once the monitor preempts, its period is the shortest, and every look
- * times.
- */
-static bool slice_over(struct fx_carrier *c, uint64_t switches, uint64_t now, uint64_t *due, bool first_looks)
-{
-	if (!fresh_work(c, switches, now) || !may_preempt(c, switches))
-		return false;
-	uint64_t ran = slice_ran(c, switches, now);
-	/* not the stale look's clock baseline (computing), which tells a carrier blocked since that look */
-	if (ran >= FX_SLICE_NS)
-		return computes(c);
-	if (ran || first_looks) {
-		uint64_t end = now + (FX_SLICE_NS - ran);
-		*due = end < *due ? end : *due;
-	}
-	return false;
-}
-
-/* One look at every carrier; true if a core was handed over or a uthread preempted. *due, first_looks: see slice_over. */
-static bool monitor_tick(uint64_t *due, bool first_looks)
-{
-	unsigned n = __atomic_load_n(&fx_ncarriers, __ATOMIC_ACQUIRE);
-	uint64_t now = fx_now_ns();
-	bool acted = false;
-
-	adapt_in_use(now);
-	/* two carriers taking work at least, shared ones */
-	bool balances = fx_ncores > 1 && atomic_load_explicit(&in_use, memory_order_relaxed) > 1;
-
-	fx_sig_retry();
-	for (unsigned i = 0; i < n; i++) {
-		struct fx_carrier *c = fx_carriers[i];
-		if (!c)
-			continue;
-		if (balances)
-			balance_look(c, now);
-		uint64_t switches = __atomic_load_n(&c->switches, __ATOMIC_RELAXED);
-		uint64_t beat = switches + __atomic_load_n(&c->syscalls, __ATOMIC_RELAXED);
-		bool stale = beat == c->mon_beat;
-		c->mon_beat = beat;
-		/* signals a carrier could not raise or be poked for: again, a look later */
-		if (atomic_load_explicit(&c->sig_retry, memory_order_relaxed) && atomic_exchange(&c->sig_retry, 0))
-			fx_poke(c);
-		/*
-		 * A call run on its caller (the synchronous engine) that must come
-		 * back early and has not since the last look: the interrupt may
-		 * have landed just before the call entered the kernel. Again.
-		 */
-		struct fx_uthread *ic = atomic_load(&c->in_call);
-		if (ic && stale && c->tid && atomic_load(&c->call_intr) == ic)
-			fx_raw_syscall6(SYS_tgkill, getpid(), c->tid, FX_SIG_INTERRUPT, 0, 0, 0);
-		struct fx_uthread *cur = __atomic_load_n(&c->current, __ATOMIC_RELAXED);
-		if (atomic_load(&c->handed)) {
-			/* a wake that raced with the hand-over; calls out on a carrier still blocked */
-			if (atomic_load_explicit(&c->rq_len, memory_order_relaxed))
-				forward_rq(c, owner_of(c));
-			if (cur && stale && __atomic_load_n(&c->timers, __ATOMIC_RELAXED))
-				fx_timers_move(c, owner_of(c));
-			if (cur && stale && __atomic_load_n(&c->inflight, __ATOMIC_RELAXED) &&
-			    now - c->mon_poke_ns >= c->mon_poke_gap) {
-				poke_blocked(c, now);
-				c->mon_poke_gap = c->mon_poke_gap * 2 > FX_POKE_MAX_NS ? FX_POKE_MAX_NS
-										     : c->mon_poke_gap * 2;
-			}
-			continue;
-		}
-		bool preempted = c->mon_preempted;
-		c->mon_preempted = false;
-		if (slice_over(c, switches, now, due, first_looks)) {
-			preempt(c, switches);
-			acted = true; /* looks come often while uthreads compute with others waiting */
-			continue;
-		}
-		if (!cur || !stale || !c->tid ||
-		    atomic_load_explicit(&c->sleeping, memory_order_relaxed) != FX_C_AWAKE || !could_run(c)) {
-			/*
-			 * The CPU clock's last reading is kept across a switch the
-			 * monitor asked for: uthreads that compute by turns are not
-			 * asked about in /proc after each time slice.
-			 */
-			if (!(preempted && cur && !stale))
-				c->mon_look_ns = 0;
-			continue;
-		}
-		if (computing(c, now)) {
-			if (others_wait(c, now))
-				preempt(c, switches);
-			continue;
-		}
-		char st = kernel_state(c->tid);
-		if ((st == 'S' || st == 'D') && handoff(c, now))
-			acted = true;
-		else if (st == 'R' && others_wait(c, now))
-			preempt(c, switches); /* computing, on a CPU it shares with much other work */
-	}
-	return acted;
-}
-
-/* Sleeps until CLOCK_MONOTONIC reads `until` (ns). */
-static void sleep_until(uint64_t until)
-{
-	struct timespec ts = { (time_t)(until / 1000000000u), (long)(until % 1000000000u) };
-
-	fx_raw_syscall6(SYS_clock_nanosleep, CLOCK_MONOTONIC, TIMER_ABSTIME, (long)&ts, 0, 0, 0);
-}
-
-/*
- * The wait before the next look, one period long. While every carrier
- * sleeps it is a wait on monitor_waiting (MON_SHORT), so a carrier that
- * wakes meanwhile costs nothing but a store; when none did, the monitor
- * waits on until one wakes (MON_LONG), then one more period, as the look
- * after a carrier woke must come a period after that, not before: a beat
- * unchanged over a shorter gap is not stale.
- */
-static void monitor_wait(uint64_t period)
-{
-	uint64_t until = fx_now_ns() + period;
-
-	if (!all_asleep()) {
-		sleep_until(until);
-		return;
-	}
-	/* seq_cst store, then the second look; a waking carrier stores, then loads */
-	atomic_store(&monitor_waiting, MON_SHORT);
-	if (all_asleep()) {
-		struct timespec rel = { (time_t)(period / 1000000000u), (long)(period % 1000000000u) };
-		fx_futex_wait(&monitor_waiting, MON_SHORT, &rel);
-		uint32_t expect = MON_SHORT;
-		/* the same pairing for the long wait: the exchange, then the second look */
-		if (atomic_compare_exchange_strong(&monitor_waiting, &expect, MON_LONG) && all_asleep()) {
-			struct timespec second = { 1, 0 }; /* a bound, should a wake be missed */
-			fx_futex_wait(&monitor_waiting, MON_LONG, &second);
-			/* woken: a period from now; the bound's end (still MON_LONG): a look now */
-			until = atomic_load(&monitor_waiting) == MON_LONG ? 0 : fx_now_ns() + period;
-		}
-	}
-	atomic_store(&monitor_waiting, MON_RUNS);
-	/* the rest of the period: a short wait ends early when a carrier cleared the word before it began */
-	if (fx_now_ns() < until)
-		sleep_until(until);
-}
-
-static void *monitor_main(void *arg)
-{
-	uint64_t period = FX_MON_MAX_NS, next = period;
-	bool of_period = true; /* this look is the period's, not one a slice asked for */
-
-	(void)arg;
-	fx_raw_syscall6(SYS_prctl, PR_SET_NAME, (long)"flexsc-monitor", 0, 0, 0, 0);
-	for (;;) {
-		monitor_wait(next);
-		uint64_t due = UINT64_MAX;
-		bool acted = monitor_tick(&due, of_period || period == FX_MON_MIN_NS);
-		if (acted)
-			period = FX_MON_MIN_NS;
-		else if (of_period)
-			period = period * 2 > FX_MON_MAX_NS ? FX_MON_MAX_NS : period * 2;
-		next = period;
-		of_period = true;
-		if (due != UINT64_MAX) { /* a slice ends before the period does */
-			uint64_t now = fx_now_ns(), left = due > now ? due - now : 0;
-			left = left < FX_MON_MIN_NS ? FX_MON_MIN_NS : left;
-			if (left < next) {
-				next = left;
-				of_period = false;
-			}
-		}
-	}
-	return NULL;
-}
-
-uint64_t fx_rt_handoffs(void)
-{
-	return atomic_load(&handoffs);
-}
-
 /* Called before the program's first pthread_create: the other carriers. */
 void fx_rt_start_carriers(void)
 {
@@ -2173,17 +1681,17 @@ void fx_rt_start_carriers(void)
 	if (!atomic_compare_exchange_strong(&carriers_started, &expect, 1))
 		return;
 	fx_sig_thread_needed(); /* a uthread off its carrier takes signals through it */
-	create_fn *real_create = dlsym(RTLD_NEXT, "pthread_create");
+	fx_create_fn *real_create = dlsym(RTLD_NEXT, "pthread_create");
 	for (unsigned i = 1; i < fx_ncores; i++) {
-		struct fx_carrier *c = carrier_new((int)i, carrier_cpus[i]);
-		if (!c || spawn_carrier(c, NULL, real_create)) {
+		struct fx_carrier *c = fx_carrier_new((int)i, carrier_cpus[i]);
+		if (!c || fx_spawn_carrier(c, NULL, real_create)) {
 			fprintf(stderr, "flexsc-run: cannot start carrier %u\n", i);
 			abort();
 		}
-		atomic_store(&slot_owner[i], c);
+		atomic_store(&fx_slot_owner[i], c);
 		fx_carriers[i] = c;
 	}
-	if (fx_rt_kthread(monitor_main))
+	if (fx_rt_kthread(fx_monitor_main))
 		fprintf(stderr, "flexsc-run: cannot start the monitor: a carrier blocked in the kernel keeps its core\n");
 	else
 		atomic_store(&monitor_runs, true);
@@ -2261,7 +1769,7 @@ int fx_rt_after_fork_child(void)
 	int err = flexsc_register(&fx_rt_instance, &rt_cfg);
 	if (!err) {
 		tune_instance();
-		in_use_start(); /* the monitor is gone with the parent's threads: from one slot again */
+		fx_in_use_start(); /* the monitor is gone with the parent's threads: from one slot again */
 	}
 	atomic_store(&c->in_call, NULL);
 	atomic_store(&c->call_intr, NULL);
@@ -2271,10 +1779,10 @@ int fx_rt_after_fork_child(void)
 	for (unsigned i = 0; i < fx_ncarriers; i++)
 		fx_carriers[i] = NULL;
 	fx_ncarriers = fx_ncores; /* spares are gone with their threads, and so is the monitor */
-	atomic_store(&monitor_waiting, MON_RUNS);
+	atomic_store(&fx_monitor_waiting, FX_MON_RUNS);
 	for (unsigned i = 0; i < FLEXSC_MAX_CPUS; i++)
-		atomic_store(&slot_owner[i], NULL);
-	atomic_store(&slot_owner[0], c);
+		atomic_store(&fx_slot_owner[i], NULL);
+	atomic_store(&fx_slot_owner[0], c);
 	fx_carriers[0] = c;
 	c->index = 0;
 	c->slot = 0;
@@ -2661,7 +2169,7 @@ int fx_rt_start(void)
 	if (n < 0)
 		return -EINVAL;
 	const char *pin = getenv("FLEXSC_PIN_CARRIERS");
-	carriers_pinned = pin && !strcmp(pin, "1");
+	fx_carriers_pinned = pin && !strcmp(pin, "1");
 	sched_getaffinity(0, sizeof(mine), &mine);
 	start_cpus = mine;
 	if (n == 0) {
@@ -2675,13 +2183,13 @@ int fx_rt_start(void)
 	if (err)
 		return err;
 	tune_instance();
-	in_use_start();
+	fx_in_use_start();
 	fx_spares_max = fx_rt_inline ? FX_SPARES_MAX_SYNC : FX_SPARES_MAX;
 	fx_carriers = calloc(fx_ncarriers + fx_spares_max, sizeof(*fx_carriers));
 	if (!fx_carriers)
 		return -ENOMEM;
 
-	struct fx_carrier *c0 = carrier_new(0, carrier_cpus[0]);
+	struct fx_carrier *c0 = fx_carrier_new(0, carrier_cpus[0]);
 	fx_main_uthread = fx_uthread_adopt_current();
 	if (!c0 || !fx_main_uthread)
 		return -ENOMEM;
@@ -2689,7 +2197,7 @@ int fx_rt_start(void)
 	if (err)
 		return err;
 	fx_carriers[0] = c0;
-	atomic_store(&slot_owner[0], c0);
+	atomic_store(&fx_slot_owner[0], c0);
 	c0->pthread = (pthread_t)fx_main_uthread->tcb; /* glibc's main thread */
 	fx_main_uthread->sigmask = c0->kmask;
 	atomic_store(&fx_main_uthread->on_cpu, 1);

@@ -138,7 +138,7 @@ static void timer_remove(struct fx_waiter *w)
 
 /*
  * Moves every timer of from onto to's list: from's core was handed to to
- * (the monitor, sched.c), and from is blocked in a system call, so it would
+ * (the monitor, monitor.c), and from is blocked in a system call, so it would
  * fire them only once the call returns. Only the monitor holds two timer
  * locks at once, so taking from's and then to's cannot deadlock.
  */

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the scheduler's own files share, and nothing else uses: sched.c
+ * (run queues, switching, blocking and waking, the syscall path: the hot
+ * path) and the files split from it (issue 13): monitor.c (the monitor).
+ *
+ * Each name here was a static of sched.c, visible now only because code
+ * that uses it moved to another of these files. What the hot path reads
+ * (the slot owners, the slots in use, the monitor's word) is defined in
+ * sched.c, so that it loads it directly there, not through the GOT as
+ * another file's variable; the two inline helpers are here so that both
+ * sides still inline them.
+ */
+#ifndef FX_THREADS_SCHED_H
+#define FX_THREADS_SCHED_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "threads/rt.h"
+
+/* sched.c, for the monitor and start-up: where work for a carrier goes */
+
+/* The carrier that has the core of each slot now (a spare, after a hand-over). */
+extern _Atomic(struct fx_carrier *) fx_slot_owner[FLEXSC_MAX_CPUS];
+/* Slots below it take work (sched.c, "Carriers follow demand"); the monitor moves it. */
+extern _Atomic unsigned fx_in_use;
+
+/*
+ * Where work for carrier c goes: c itself, or, once its core was handed to
+ * another carrier because it blocked in the kernel, the carrier that has
+ * the core now. One relaxed load on the common path.
+ */
+static inline struct fx_carrier *fx_owner_of(struct fx_carrier *c)
+{
+	if (fx_unlikely(atomic_load_explicit(&c->handed, memory_order_relaxed))) {
+		struct fx_carrier *o = atomic_load_explicit(&fx_slot_owner[c->slot], memory_order_acquire);
+		return o ? o : c;
+	}
+	return c;
+}
+
+static inline bool fx_slot_in_use(const struct fx_carrier *c)
+{
+	return (unsigned)c->slot < atomic_load_explicit(&fx_in_use, memory_order_relaxed);
+}
+
+/* sched.c, for the monitor: its wait while every carrier sleeps, which idle_sleep ends */
+
+/*
+ * While every carrier sleeps, the monitor waits on this word (a futex).
+ * FX_MON_SHORT: it waits out one period; a carrier that wakes meanwhile
+ * clears the word, which the monitor looks at when the period ends, and
+ * makes no system call. FX_MON_LONG: nobody woke for a whole period, and it
+ * waits until a carrier does: that carrier clears the word and wakes it.
+ */
+enum { FX_MON_RUNS = 0, FX_MON_SHORT = 1, FX_MON_LONG = 2 };
+extern _Atomic uint32_t fx_monitor_waiting;
+
+/* sched.c, for the monitor: the wake path's slices and looks at a carrier, which the monitor's looks share */
+
+/*
+ * A uthread's slice: how long one may keep its carrier, computing, while
+ * others wait on the carrier. The kernel lets a woken thread preempt one
+ * that has had its slice (0.75 to 3 ms on EEVDF); without this, the woken
+ * uthread waited for the monitor's look, 10 to 20 ms, and a pipeline of
+ * threads handing work to threads that compute (pigz -p 2) took twice
+ * NPTL's time.
+ */
+#define FX_SLICE_NS 500000ull
+
+/* The thread's CPU clock of c, as glibc's pthread_getcpuclockid makes it: per thread, scheduler time. */
+int fx_carrier_clock(const struct fx_carrier *c);
+/* *ns: CPU clock clk (a thread's or the process's) now; false if it cannot be read. */
+bool fx_cpu_clock_ns(int clk, uint64_t *ns);
+/* The kernel's state letter for thread tid ('R', 'S', 'D'...), or 0. */
+char fx_kernel_state(int tid);
+/* Whether c's thread computes (on a CPU now, or runnable). */
+bool fx_computes(const struct fx_carrier *c);
+/* How long c's uthread at switch number `switches` has been seen running. */
+uint64_t fx_slice_ran(struct fx_carrier *c, uint64_t switches, uint64_t now);
+/* Whether the uthread c runs at switch number `switches` may be asked to give way. */
+bool fx_may_preempt(struct fx_carrier *c, uint64_t switches);
+/* A shared carrier other than except asleep on its futex: no runnable uthread, no call in flight. */
+struct fx_carrier *fx_idle_carrier(struct fx_carrier *except);
+/* Moves every uthread on from's run queue to to's (from's core was handed to to). */
+void fx_forward_rq(struct fx_carrier *from, struct fx_carrier *to);
+
+/* sched.c, for the monitor: new carriers (a spare for a core handed over) */
+
+/* libc's pthread_create, or one that stands for it (fx_os_pthread_create) */
+typedef int fx_create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+/* Whether each carrier is pinned to its CPU (FLEXSC_PIN_CARRIERS=1), or placed by the kernel. */
+extern bool fx_carriers_pinned;
+struct fx_carrier *fx_carrier_new(int index, int cpu);
+/* Starts c's kernel thread with create, with every signal blocked; 0 or an errno value. */
+int fx_spawn_carrier(struct fx_carrier *c, const pthread_attr_t *attr, fx_create_fn *create);
+
+/* monitor.c, for start-up and fork */
+
+/* The monitor's kernel thread (fx_rt_kthread). */
+void *fx_monitor_main(void *arg);
+/* Starts the adaptation of fx_in_use with one slot in use, when the carriers are the kernel's to place. */
+void fx_in_use_start(void);
+
+#endif
