@@ -29,7 +29,7 @@
  * kernel (a batch not flushed) or whose completions it has not reaped are
  * only its to touch (its ring is single-issuer): the monitor sends it
  * FX_SIG_POKE, whose handler, when it interrupted a system call outside
- * the runtime, flushes and reaps for it (poked), at once and then with
+ * the runtime, flushes and reaps for it (fx_poked), at once and then with
  * growing gaps (1 ms to 100 ms) while it stays blocked with calls out.
  *
  * Cost when nothing blocks: a wake of the monitor every 10 ms, reading a

@@ -2,7 +2,8 @@
 /*
  * What the scheduler's own files share, and nothing else uses: sched.c
  * (run queues, switching, blocking and waking, the syscall path: the hot
- * path) and the files split from it (issue 13): monitor.c (the monitor).
+ * path) and the files split from it (issue 13): monitor.c (the monitor),
+ * poke.c (the runtime's signals' handlers).
  *
  * Each name here was a static of sched.c, visible now only because code
  * that uses it moved to another of these files. What the hot path reads
@@ -97,11 +98,23 @@ struct fx_carrier *fx_carrier_new(int index, int cpu);
 /* Starts c's kernel thread with create, with every signal blocked; 0 or an errno value. */
 int fx_spawn_carrier(struct fx_carrier *c, const pthread_attr_t *attr, fx_create_fn *create);
 
+/* sched.c, for the poke's handler: it collects for a carrier blocked outside the runtime */
+
+/* Collects finished exception-less calls and makes their uthreads runnable here. */
+void fx_reap(struct fx_carrier *c);
+
 /* monitor.c, for start-up and fork */
 
 /* The monitor's kernel thread (fx_rt_kthread). */
 void *fx_monitor_main(void *arg);
 /* Starts the adaptation of fx_in_use with one slot in use, when the carriers are the kernel's to place. */
 void fx_in_use_start(void);
+
+/* poke.c, for start-up: the handlers it installs */
+
+/* FX_SIG_INTERRUPT's: it only makes a blocking system call return EINTR. */
+void fx_interrupted(int sig);
+/* FX_SIG_POKE's: pending signals, the monitor's nudge, preemption, asynchronous cancellation. */
+void fx_poked(int sig, siginfo_t *si, void *uc);
 
 #endif
