@@ -10,7 +10,7 @@
  * (its own runtime then saw one CPU, and made one carrier). So each exec
  * first gives the thread the CPUs the process had at start and the
  * uthread's own mask, and puts back what it had if the exec fails
- * (fx_rt_exec_prepare, src/threads/sched.c).
+ * (fx_rt_exec_prepare, src/threads/carrier.c).
  * glibc's exec functions call its internal execve, not this one, so each
  * is wrapped; the variadic ones pass their list on as an array, as
  * glibc's do. Without the runtime, each is libc's, unchanged.

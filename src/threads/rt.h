@@ -286,7 +286,7 @@ int fx_real_sigaction(int sig, const struct sigaction *act, struct sigaction *ol
 /*
  * 1 in every TCB a carrier runs on: uthreads' and scheduler contexts'
  * (set when uthread.c builds them), carriers' own and the main thread's
- * (carrier_enter). 0 in any other thread's: glibc makes a new thread's
+ * (fx_carrier_enter). 0 in any other thread's: glibc makes a new thread's
  * TLS from the initial image. Initial-exec: one load at a fixed offset
  * from %fs, and the preload is loaded at start, so it has static TLS.
  */

@@ -3,7 +3,8 @@
  * What the scheduler's own files share, and nothing else uses: sched.c
  * (run queues, switching, blocking and waking, the syscall path: the hot
  * path) and the files split from it (issue 13): monitor.c (the monitor),
- * poke.c (the runtime's signals' handlers).
+ * poke.c (the runtime's signals' handlers), carrier.c (the runtime's kernel
+ * threads: carriers, exclusive carriers, helpers).
  *
  * Each name here was a static of sched.c, visible now only because code
  * that uses it moved to another of these files. What the hot path reads
@@ -88,15 +89,33 @@ struct fx_carrier *fx_idle_carrier(struct fx_carrier *except);
 /* Moves every uthread on from's run queue to to's (from's core was handed to to). */
 void fx_forward_rq(struct fx_carrier *from, struct fx_carrier *to);
 
-/* sched.c, for the monitor: new carriers (a spare for a core handed over) */
+/* sched.c, for carrier.c: a carrier's scheduler context, and a bound uthread's move to its own carrier */
+
+/* The scheduler context of a carrier: runs whenever no uthread can. */
+void fx_idle_loop(void *arg);
+void fx_rq_push(struct fx_carrier *c, struct fx_uthread *u);
+/* Makes a sleeping carrier look at its run queue (or steal) again. */
+void fx_kick(struct fx_carrier *c);
+
+/* carrier.c, for the scheduler, the monitor, start-up and fork: carriers made and started */
 
 /* libc's pthread_create, or one that stands for it (fx_os_pthread_create) */
 typedef int fx_create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 /* Whether each carrier is pinned to its CPU (FLEXSC_PIN_CARRIERS=1), or placed by the kernel. */
 extern bool fx_carriers_pinned;
+/* The CPUs the process could run on before the runtime set its first thread's as carrier 0's. */
+extern cpu_set_t fx_start_cpus;
+/* The instance of the exclusive carriers' queues (the sync engine, one page each); NULL until the first. */
+extern struct flexsc *fx_bound_instance;
 struct fx_carrier *fx_carrier_new(int index, int cpu);
 /* Starts c's kernel thread with create, with every signal blocked; 0 or an errno value. */
 int fx_spawn_carrier(struct fx_carrier *c, const pthread_attr_t *attr, fx_create_fn *create);
+/* On the carrier's own kernel thread: its identity, queue and scheduler context. */
+int fx_carrier_enter(struct fx_carrier *c);
+/* A new exclusive carrier for u, made from the calling kernel thread; NULL and *err (-errno) when it cannot be made. */
+struct fx_carrier *fx_exclusive_carrier(struct fx_uthread *u, int *err);
+/* Lets the calling thread run on fx_start_cpus; whether it did. */
+bool fx_take_start_cpus(void);
 
 /* sched.c, for the poke's handler: it collects for a carrier blocked outside the runtime */
 
