@@ -4,7 +4,8 @@
  * (run queues, switching, blocking and waking, the syscall path: the hot
  * path) and the files split from it (issue 13): monitor.c (the monitor),
  * poke.c (the runtime's signals' handlers), carrier.c (the runtime's kernel
- * threads: carriers, exclusive carriers, helpers).
+ * threads: carriers, exclusive carriers, helpers) and start.c (start-up,
+ * configuration from the environment, fork).
  *
  * Each name here was a static of sched.c, visible now only because code
  * that uses it moved to another of these files. What the hot path reads
@@ -22,7 +23,7 @@
 
 #include "threads/rt.h"
 
-/* sched.c, for the monitor and start-up: where work for a carrier goes */
+/* sched.c, for the monitor, start-up and fork: where work for a carrier goes */
 
 /* The carrier that has the core of each slot now (a spare, after a hand-over). */
 extern _Atomic(struct fx_carrier *) fx_slot_owner[FLEXSC_MAX_CPUS];
@@ -121,6 +122,17 @@ bool fx_take_start_cpus(void);
 
 /* Collects finished exception-less calls and makes their uthreads runnable here. */
 void fx_reap(struct fx_carrier *c);
+
+/* sched.c, for start-up and fork: settings of the hot path, and the vfork threads a child forgets */
+
+/* The process's only uthread runs its calls itself (sched.c, alone); set by tune_instance. */
+extern bool fx_alone_here;
+/* The window of dynamic core specialization (FLEXSC_SPECIALIZE_MS). */
+extern uint64_t fx_spec_window_ns;
+/* The idle kernel threads kept for the next vfork, and their lock. */
+struct fx_kthread;
+extern _Atomic int fx_kthreads_lock;
+extern struct fx_kthread *fx_kthreads_idle;
 
 /* monitor.c, for start-up and fork */
 
