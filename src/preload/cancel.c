@@ -83,8 +83,8 @@ FX_EXPORT int pthread_cancel(pthread_t thread)
 		 * A running target is poked: asynchronous, it is stopped where it
 		 * runs; deferred, it may wait in the kernel at a cancellation
 		 * point the runtime does not serve (a lock wait, waitpid,
-		 * mq_receive), where its carrier's poke acts on it (sched.c,
-		 * poked). It waited there for ever before.
+		 * mq_receive), where its carrier's poke acts on it (poke.c,
+		 * fx_poked). It waited there for ever before.
 		 */
 		struct fx_carrier *c = u->home;
 		if (atomic_load(&u->state) == FX_U_RUNNING && c && c->current == u)

@@ -408,7 +408,14 @@ static inline void fx_spin_unlock(_Atomic int *l)
 	fx_locks_leave();
 }
 
-/* src/threads/sched.c */
+/*
+ * src/threads/sched.c and the files split from it: monitor.c
+ * (fx_rt_in_use, fx_rt_handoffs), poke.c (fx_poke, fx_never_restarted),
+ * carrier.c (fx_rt_kthread*, fx_rt_exec_*, fx_rt_bind, fx_rt_sealed,
+ * fx_rt_note_filter) and start.c (fx_rt_start, fx_rt_start_carriers,
+ * fx_rt_monitor_runs, fx_rt_after_fork_child, fx_rt_cpus,
+ * fx_rt_start_cpus)
+ */
 extern struct fx_carrier **fx_carriers;
 /*
  * Carriers in fx_carriers: one per core (fx_ncores, carrier i on core slot

@@ -40,6 +40,11 @@
  * move), and a carrier with nothing to run steals from the others' run
  * queues before it sleeps; a wake that leaves a busy carrier with a queue
  * kicks a sleeping one to come and steal.
+ *
+ * Around it, each in a file of its own (sched.h lists what they share):
+ * the monitor (monitor.c), the runtime's signal handlers and restart rules
+ * (poke.c), the making of carriers and the runtime's other kernel threads
+ * (carrier.c), and start-up and the fork child's rebuild (start.c).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
