@@ -641,6 +641,14 @@ FX_EXPORT int flexsc_reap(struct flexsc_queue *q, struct flexsc_completion *out,
 	return (int)n;
 }
 
+bool fx_queue_on_ring(const struct flexsc_queue *q, flexsc_call_t call)
+{
+	unsigned idx;
+
+	return q && fx_call_index(q, call, &idx) == 0 && q->slots[idx].state == FX_SLOT_INFLIGHT &&
+	       q->slots[idx].route == FX_ROUTE_URING;
+}
+
 FX_EXPORT int flexsc_cancel(struct flexsc_queue *q, flexsc_call_t call)
 {
 	unsigned idx;

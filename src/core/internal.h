@@ -257,6 +257,8 @@ bool fx_queue_run_now(struct flexsc_queue *q, long nr, unsigned nargs, const uin
 
 /* the owner's side of completion (src/api/queue.c) */
 int fx_call_index(const struct flexsc_queue *q, flexsc_call_t call, unsigned *idx);
+/* Whether call is in flight on io_uring (flushed to it, not done). */
+bool fx_queue_on_ring(const struct flexsc_queue *q, flexsc_call_t call);
 void fx_queue_complete(struct flexsc_queue *q, unsigned idx, int64_t ret);
 /*
  * An engine gives back an entry in flight that it could not run as the

@@ -115,7 +115,7 @@ static void *overflow_main(void *arg)
 		 */
 		atomic_store(&u->overflow_tid, tid);
 		long r = !same ? FX_RET_REFUSED :
-			 fx_cancel_pending(u) || fx_sig_due(u) ? -EINTR :
+			 fx_cancel_pending(u) || fx_sig_due(u) ? -ECANCELED : /* not started: fx_rt_syscall */
 			fx_raw_syscall6(u->overflow_nr, (long)u->overflow_args[0], (long)u->overflow_args[1],
 					(long)u->overflow_args[2], (long)u->overflow_args[3],
 					(long)u->overflow_args[4], (long)u->overflow_args[5]);

@@ -175,6 +175,35 @@ void fx_poked(int sig, siginfo_t *si, void *uc)
 }
 
 /*
+ * Calls that never wait in the kernel where a signal could end them:
+ * files and directories (a disk is not a "slow device", signal(7)),
+ * descriptors being made or closed, socket set-up. io_uring never parks
+ * them on a poll, a timer or a futex, so when its cancel ends one with
+ * -ECANCELED, the call had not started: it was still queued for an
+ * io_uring worker. (One that waits, a read of an empty socket, is also
+ * ended with -ECANCELED, but once it had started and found nothing.)
+ */
+bool fx_call_never_waits(long nr, const uint64_t *args)
+{
+	switch (nr) {
+	case SYS_close: case SYS_fsync: case SYS_fdatasync: case SYS_sync_file_range:
+	case SYS_fallocate: case SYS_ftruncate: case SYS_fadvise64: case SYS_madvise:
+	case SYS_newfstatat: case SYS_statx:
+	case SYS_open: case SYS_openat: case SYS_openat2: case SYS_creat: /* a FIFO's open leaves the ring */
+	case SYS_link: case SYS_linkat: case SYS_symlink: case SYS_symlinkat:
+	case SYS_mkdir: case SYS_mkdirat: case SYS_rmdir: case SYS_unlink: case SYS_unlinkat:
+	case SYS_rename: case SYS_renameat: case SYS_renameat2:
+	case SYS_getxattr: case SYS_setxattr: case SYS_fgetxattr: case SYS_fsetxattr:
+	case SYS_socket: case SYS_bind: case SYS_listen: case SYS_shutdown: case SYS_epoll_ctl:
+		return true;
+	case SYS_read: case SYS_readv: case SYS_pread64: case SYS_preadv: case SYS_preadv2:
+	case SYS_write: case SYS_writev: case SYS_pwrite64: case SYS_pwritev: case SYS_pwritev2:
+		return fx_fd_facts((int)args[0]) & FX_FD_FILE;
+	}
+	return false;
+}
+
+/*
  * Calls the kernel fails with EINTR after any handler, SA_RESTART or not
  * (signal(7)): waits for events, sleeps, and socket calls on a descriptor
  * with a receive or send timeout.

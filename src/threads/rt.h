@@ -94,6 +94,7 @@ struct fx_uthread {
 	struct fx_uthread *cancel_next; /* on its carrier's cancel inbox */
 	_Atomic int in_inbox;       /* on a cancel inbox now: pushed once, however many ask */
 	flexsc_call_t cancelling_call; /* its call its carrier keeps cancelling; 0: none */
+	bool cancelled_on_ring;     /* that call was on io_uring when its carrier first cancelled it */
 	struct fx_uthread *cancelling_next;
 	struct fx_waiter *intr_waiter; /* an interruptible wait a signal ends (sleep, sigsuspend); under cancel_lock */
 	struct fx_waiter *park_waiter; /* any wait it sleeps in: a signal runs its handler and the wait goes on; under cancel_lock */
@@ -509,6 +510,7 @@ void fx_uthread_exit(void *result) __attribute__((noreturn));
 void fx_thread_finished(void *result) __attribute__((noreturn));
 long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *args);
 bool fx_never_restarted(long nr, const uint64_t *args);
+bool fx_call_never_waits(long nr, const uint64_t *args);
 void fx_rt_cpus(cpu_set_t *set);
 /* The CPUs the process could run on at start, before the runtime set carrier 0's: a uthread's affinity. */
 void fx_rt_start_cpus(cpu_set_t *set);

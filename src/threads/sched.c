@@ -440,9 +440,11 @@ static void serve_cancels(struct fx_carrier *c)
 		struct fx_uthread *next = u->cancel_next;
 		atomic_store(&u->in_inbox, 0); /* after reading next: a new push starts a new list */
 		/* its call in flight on this queue, not one it made since, elsewhere */
+		bool on_ring = fx_queue_on_ring(c->q, u->pending_call);
 		if (atomic_load(&u->state) == FX_U_SYSCALL && u->home == c &&
 		    flexsc_cancel(c->q, u->pending_call) == 0 && !u->cancelling_call) {
 			u->cancelling_call = u->pending_call;
+			u->cancelled_on_ring = on_ring;
 			u->cancelling_next = c->cancelling;
 			c->cancelling = u;
 		}
@@ -1176,6 +1178,14 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 	self->handled = 0;
 	for (;;) {
 		bool inl = fx_rt_inline || alone(c);
+		/*
+		 * Ended by a signal before it started: as if the signal had come
+		 * just before the call, whose handler runs first and which then
+		 * starts, whatever SA_RESTART says. Only a call the kernel was
+		 * waiting in fails with EINTR (a write to a file never does: Ruby,
+		 * with a SIGCHLD handler and no SA_RESTART, failed its closes).
+		 */
+		bool unstarted = false;
 
 		c->in_rt = 1;
 		if (inl) {
@@ -1185,7 +1195,8 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 			 * loads of the requests; a canceller or a signal's sender
 			 * stores its request, then loads in_call (fx_interrupt_call):
 			 * one of the two sees the other. Asked before it starts: the
-			 * call comes back interrupted, unstarted. A mark left from an
+			 * call does not start (it starts after the handler, or a cancel
+			 * acts). A mark left from an
 			 * earlier call is cleared first, with a plain store: the
 			 * release of the in_call store orders it (a locked exchange
 			 * on every call cost about 6 ns of a 135 ns write).
@@ -1195,6 +1206,7 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 			atomic_store(&c->in_call, self);
 			if (fx_cancel_pending(self) || fx_sig_due(self)) {
 				r = -EINTR;
+				unstarted = true;
 				goto ran_here;
 			}
 			if (!fx_rt_inline && fx_queue_run_now(c->q, nr, nargs, args, &r)) {
@@ -1254,7 +1266,7 @@ ran_here:
 						fx_yield();
 					return r;
 				}
-				if (self->handled == 2 || (self->handled && fx_never_restarted(nr, args)))
+				if (!unstarted && (self->handled == 2 || (self->handled && fx_never_restarted(nr, args))))
 					return -EINTR;
 				c = fx_carrier_self(); /* a handler may have blocked, and moved it */
 				continue;
@@ -1263,6 +1275,7 @@ ran_here:
 				atomic_store(&c->in_call, NULL); /* seq_cst: the state's check below covers it */
 			c->inflight++;
 			self->pending_call = call;
+			self->cancelled_on_ring = false;
 			atomic_store(&self->state, FX_U_SYSCALL); /* seq_cst: see the check below */
 		}
 		c->in_rt = 0;
@@ -1297,9 +1310,13 @@ ran_here:
 		 * Cut short by a signal for this uthread (its handler ran when it
 		 * resumed) or by the runtime's own interrupt: as the kernel does,
 		 * the call fails with EINTR after a handler without SA_RESTART, or
-		 * for calls never restarted; else it starts again.
+		 * for calls never restarted; else it starts again. -ECANCELED: it
+		 * never started (taken out of the batch, or off the syscall
+		 * threads' ring, or the overflow thread's, before it ran), except
+		 * on io_uring, where a call that waited there ends so too.
 		 */
-		if (self->handled == 2 || (self->handled && fx_never_restarted(nr, args)))
+		unstarted = r == -ECANCELED && (!self->cancelled_on_ring || fx_call_never_waits(nr, args));
+		if (!unstarted && (self->handled == 2 || (self->handled && fx_never_restarted(nr, args))))
 			return -EINTR;
 		c = fx_carrier_self();
 	}
