@@ -32,6 +32,12 @@ bool fx_rt_active;
  * counters of such a process are wanted as much as any other's.
  */
 static bool stats_wanted;
+/*
+ * Where they go: a copy of stderr taken at start, kept out of the
+ * program's way (core/keptfds.c). coreutils close stderr before they exit
+ * (gnulib's close_stdout), and `flexsc-run --stats -- ls` printed nothing.
+ */
+static int stats_fd = -1;
 
 bool fx_sync_ours(void)
 {
@@ -130,6 +136,8 @@ __attribute__((constructor(101))) static void preload_start(void)
 	fx_rt_active = true;
 	const char *want = getenv("FLEXSC_STATS");
 	stats_wanted = want && *want;
+	if (stats_wanted)
+		stats_fd = fx_fd_keep(fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 0));
 	ran_mark();
 }
 
@@ -140,6 +148,9 @@ __attribute__((destructor)) static void preload_stats(void)
 
 	if (!fx_rt_active || !stats_wanted)
 		return;
+	FILE *out = stats_fd >= 0 ? fdopen(stats_fd, "w") : NULL;
+	if (!out)
+		out = stderr;
 	for (unsigned i = 0; i < fx_ncarriers; i++) {
 		struct fx_carrier *c = fx_carriers[i];
 		if (!c)
@@ -152,46 +163,46 @@ __attribute__((destructor)) static void preload_stats(void)
 		for (unsigned n = 0; n < 512; n++)
 			by_nr[n] += c->by_nr[n];
 	}
-	fprintf(stderr, "flexsc-run: %u carriers, engine %s\n", fx_ncarriers,
+	fprintf(out, "flexsc-run: %u carriers, engine %s\n", fx_ncarriers,
 		flexsc_engine_name(flexsc_engine_in_use(fx_rt_instance)));
-	fprintf(stderr, "flexsc-run: %llu exception-less calls, %llu user-level switches, "
+	fprintf(out, "flexsc-run: %llu exception-less calls, %llu user-level switches, "
 			"%llu idle sleeps, %llu steals, %llu calls on overflow threads\n",
 		(unsigned long long)syscalls, (unsigned long long)switches,
 		(unsigned long long)sleeps, (unsigned long long)steals, (unsigned long long)overflowed);
-	fx_tcache_report();
+	fx_tcache_report(out);
 	uint64_t changes;
 	unsigned in_use = fx_rt_in_use(&changes);
 	if (changes)
-		fprintf(stderr, "flexsc-run: carriers taking work: %u of %u at exit, the number changed %llu times\n",
+		fprintf(out, "flexsc-run: carriers taking work: %u of %u at exit, the number changed %llu times\n",
 			in_use, fx_ncores, (unsigned long long)changes);
 	if (fx_preempt_count())
-		fprintf(stderr, "flexsc-run: %llu times a thread that computed gave way to others waiting "
+		fprintf(out, "flexsc-run: %llu times a thread that computed gave way to others waiting "
 				"(time-slicing)\n",
 			(unsigned long long)fx_preempt_count());
 	if (fx_rt_handoffs())
-		fprintf(stderr, "flexsc-run: %llu cores handed from a carrier blocked in the kernel to a spare "
+		fprintf(out, "flexsc-run: %llu cores handed from a carrier blocked in the kernel to a spare "
 				"(%u spares started)\n",
 			(unsigned long long)fx_rt_handoffs(), fx_ncarriers - fx_ncores);
 	for (unsigned n = 0; n < 512; n++) {
 		struct flexsc_sysinfo si;
 		if (by_nr[n] && flexsc_sysinfo(fx_rt_instance, n, &si) == 0)
-			fprintf(stderr, "flexsc-run:   %-16s %llu\n", si.name, (unsigned long long)by_nr[n]);
+			fprintf(out, "flexsc-run:   %-16s %llu\n", si.name, (unsigned long long)by_nr[n]);
 	}
 	for (unsigned i = 0; i < fx_ncarriers; i++) {
 		struct flexsc_stats st;
 		if (fx_carriers[i] && flexsc_queue_stats(fx_carriers[i]->q, &st) == 0) {
-			fprintf(stderr, "flexsc-run: carrier %u: batches %llu, waits %llu (%.3f ms), by engine: local %llu uring %llu threads %llu sync %llu; batch sizes",
+			fprintf(out, "flexsc-run: carrier %u: batches %llu, waits %llu (%.3f ms), by engine: local %llu uring %llu threads %llu sync %llu; batch sizes",
 				i, (unsigned long long)st.batches, (unsigned long long)st.waits,
 				st.wait_ns / 1e6, (unsigned long long)st.by_engine[0],
 				(unsigned long long)st.by_engine[1], (unsigned long long)st.by_engine[2],
 				(unsigned long long)st.by_engine[3]);
 			for (unsigned b = 0; b < FLEXSC_HIST_BUCKETS; b++)
-				fprintf(stderr, " %u+:%llu", 1u << b, (unsigned long long)st.batch_hist[b]);
-			fputc('\n', stderr);
+				fprintf(out, " %u+:%llu", 1u << b, (unsigned long long)st.batch_hist[b]);
+			fputc('\n', out);
 		}
 		if (fx_carriers[i] && fx_rt_specialize) {
 			const struct fx_spec *sp = &fx_carriers[i]->spec;
-			fprintf(stderr, "flexsc-run: carrier %u: specialization: windows local %llu remote %llu, "
+			fprintf(out, "flexsc-run: carrier %u: specialization: windows local %llu remote %llu, "
 					"%llu switches, %llu probes, %llu kept\n", i,
 				(unsigned long long)sp->windows[FX_SPEC_LOCAL],
 				(unsigned long long)sp->windows[FX_SPEC_REMOTE],
@@ -199,6 +210,7 @@ __attribute__((destructor)) static void preload_stats(void)
 				(unsigned long long)sp->kept);
 		}
 	}
+	fflush(out); /* the process is ending: flushed, not closed */
 }
 
 /* glibc reads the CPU from the TCB's rseq area, which a uthread's own TCB does not have */

@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "threads/specialize.h"
 #include "core/internal.h"
@@ -578,7 +579,7 @@ void fx_uthread_robust_exit(struct fx_uthread *u);
 int fx_tcache_init(void);
 void fx_tcache_give(uintptr_t tcb);
 void fx_tcache_take(uintptr_t tcb);
-void fx_tcache_report(void);
+void fx_tcache_report(FILE *out);
 
 /* src/threads/kstate.c: per-thread kernel state kept per uthread */
 void fx_kstate_start(struct fx_carrier *c0, struct fx_uthread *main_u);

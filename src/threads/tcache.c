@@ -236,14 +236,14 @@ void fx_tcache_take(uintptr_t tcb)
 		atomic_fetch_add_explicit(&kept_back, 1, memory_order_relaxed);
 }
 
-void fx_tcache_report(void)
+void fx_tcache_report(FILE *out)
 {
 	if (!slot_off) {
-		fprintf(stderr, "flexsc-run: malloc's per-thread caches of exited threads are not recycled (%s): "
+		fprintf(out, "flexsc-run: malloc's per-thread caches of exited threads are not recycled (%s): "
 			   "each thread that called malloc leaves its own behind\n", off_why);
 		return;
 	}
-	fprintf(stderr, "flexsc-run: malloc's per-thread caches (at %%fs%+ld): %llu handed to new threads, "
+	fprintf(out, "flexsc-run: malloc's per-thread caches (at %%fs%+ld): %llu handed to new threads, "
 			"%zu pooled, %llu left behind (pool full)\n",
 		slot_off, (unsigned long long)atomic_load(&handed), atomic_load(&pool_len),
 		(unsigned long long)atomic_load(&kept_back));

@@ -108,6 +108,13 @@ else
 	fail=1
 fi
 
+# --stats of a program that closes its stderr before it exits (coreutils: gnulib's close_stdout)
+fresh
+"$run" --require --stats -- ls / >/dev/null 2>"$tmp/stats-ls.err" || { echo "FAIL: --stats -- ls / failed: $(head -5 "$tmp/stats-ls.err")"; fail=1; }
+ran_in ls || { echo "FAIL: --stats -- ls /: the runtime did not run (no FLEXSC_RAN_FILE line)"; fail=1; }
+grep -q '^flexsc-run: [0-9]* exception-less calls' "$tmp/stats-ls.err" ||
+	{ echo "FAIL: --stats -- ls /: no counters printed (ls closes stderr before it exits)"; fail=1; }
+
 # not_run WHAT WANT-RC WANT-MESSAGE COMMAND...: with --require (or FLEXSC_REQUIRE=1), the
 # command exits WANT-RC with WANT-MESSAGE on stderr, and never prints "ran"
 not_run() {
