@@ -1268,6 +1268,8 @@ ran_here:
 				}
 				if (!unstarted && (self->handled == 2 || (self->handled && fx_never_restarted(nr, args))))
 					return -EINTR;
+				if (unstarted)
+					self->handled = 0; /* the call starts afresh: the handler ran before it */
 				c = fx_carrier_self(); /* a handler may have blocked, and moved it */
 				continue;
 			}
@@ -1318,6 +1320,8 @@ ran_here:
 		unstarted = r == -ECANCELED && (!self->cancelled_on_ring || fx_call_never_waits(nr, args));
 		if (!unstarted && (self->handled == 2 || (self->handled && fx_never_restarted(nr, args))))
 			return -EINTR;
+		if (unstarted)
+			self->handled = 0; /* the call starts afresh: the handler ran before it */
 		c = fx_carrier_self();
 	}
 }
