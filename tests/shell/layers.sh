@@ -32,9 +32,9 @@ src/engine/systhreads fx_queue_run_here
 src/engine/uring fx_queue_complete
 src/engine/uring fx_queue_reroute
 src/engine/uring fx_wake_pending
-src/threads/sched fx_cancel_async_poked
-src/threads/sched fx_real_sigaction
+src/threads/poke fx_cancel_async_poked
 src/threads/sched fx_thread_finished
+src/threads/start fx_real_sigaction
 src/threads/signals fx_real_sigaction
 "
 
