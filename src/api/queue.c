@@ -463,7 +463,9 @@ static void chain_complete(void *q, unsigned idx, int64_t ret)
 /* Runs after the remote engines got their batch, so they work meanwhile. */
 void fx_queue_run_here(struct flexsc_queue *q, unsigned idx)
 {
-	if (q->slots[idx].chain_len)
+	if (q->fx->sync_to_owner && !q->slots[idx].chain_len)
+		fx_queue_complete(q, idx, FX_RET_REFUSED); /* the owner runs it, where it waits */
+	else if (q->slots[idx].chain_len)
 		fx_chain_run(q->entries, q->link, idx, chain_complete, q);
 	else
 		fx_queue_complete(q, idx, fx_sync_run(&q->entries[idx]));

@@ -169,6 +169,13 @@ struct flexsc {
 	bool uring_ok;                   /* io_uring usable */
 	_Atomic bool filtered_all;       /* the program put every thread under a seccomp filter (TSYNC) */
 	bool rings_later;                /* queues make their ring at their first call that could use it */
+	/*
+	 * A call for the synchronous route is not run by whoever flushes or
+	 * harvests it but handed back to its owner (FX_RET_REFUSED), which runs
+	 * it itself: FlexSC-Threads' carriers flush from their scheduler, where
+	 * a call that waits would hold up every thread (threads/sched.c).
+	 */
+	bool sync_to_owner;
 	uint8_t uring_ops[FX_CACHELINE]; /* bitmap of probed opcodes (up to 512) */
 	struct fx_pool *pool;            /* NULL without syscall threads */
 	pthread_mutex_t lock;            /* queue list */

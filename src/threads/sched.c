@@ -1175,9 +1175,21 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 	flexsc_call_t call;
 	int64_t r;
 
+	/*
+	 * Handed back (FX_RET_REFUSED): by the library, a call for the
+	 * synchronous route (io_uring has no operation for it under --engine
+	 * uring, or it came back from the ring: a FIFO's open, a connect under
+	 * way), or by the overflow thread. It runs here, on the uthread, as
+	 * under the synchronous engine: a signal interrupts it, and the
+	 * monitor gives the core to a spare while it waits. Run at the flush,
+	 * from the scheduler, it held up every other uthread of the carrier:
+	 * the open of a FIFO waited for ever for a writer that could not run.
+	 */
+	bool refused = false;
+
 	self->handled = 0;
 	for (;;) {
-		bool inl = fx_rt_inline || alone(c);
+		bool inl = fx_rt_inline || alone(c) || refused;
 		/*
 		 * Ended by a signal before it started: as if the signal had come
 		 * just before the call, whose handler runs first and which then
@@ -1237,6 +1249,10 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 				c->overflowed++;
 		} else if (!err) {
 			if (flexsc_poll(c->q, call, &r) == 0) {
+				if (fx_unlikely(r == FX_RET_REFUSED)) { /* flushed at once, handed back */
+					refused = true;
+					continue;
+				}
 				/* a call that had to run here, at once */
 ran_here:
 				if (inl) {
@@ -1301,9 +1317,11 @@ ran_here:
 			fx_interrupt(self);
 		fx_block();
 		r = self->sysret;
-		if (fx_unlikely(r == FX_RET_REFUSED)) /* not the overflow thread's to run: here, then */
-			return fx_raw_syscall6(nr, (long)args[0], (long)args[1], (long)args[2],
-					       (long)args[3], (long)args[4], (long)args[5]);
+		if (fx_unlikely(r == FX_RET_REFUSED)) {
+			refused = true;
+			c = fx_carrier_self();
+			continue;
+		}
 		if (fx_unlikely(r == -EPIPE || r == -EFBIG))
 			side_signal(fx_carrier_self(), nr, args, r);
 		if ((r != -EINTR && r != -ECANCELED) || fx_cancel_pending(self))

@@ -124,6 +124,8 @@ static void tune_instance(void)
 	 */
 	fx_rt_instance->rings_later = true;
 	fx_rt_inline = flexsc_engine_in_use(fx_rt_instance) == FLEXSC_ENGINE_SYNC;
+	/* the synchronous engine runs every call on its uthread, at its post: nothing to hand back */
+	fx_rt_instance->sync_to_owner = !fx_rt_inline;
 	fx_alone_here = !fx_rt_inline && rt_cfg.engine == FLEXSC_ENGINE_AUTO && !rt_cfg.nr_syscall_cpus;
 	if (fx_rt_inline) {
 		fx_rt_instance->cfg.batch_threshold = 1;

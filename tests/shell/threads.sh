@@ -73,6 +73,7 @@ declare -A flags=(
 	[cores0]="--cores 0"
 	[threads]="--engine threads"
 	[sync]="--engine sync"
+	[uring]="--engine uring"
 	[small]="--entries 64"
 	[order]="--order io-first,type"
 	[split]="--cores 0 --syscall-cores 1 --engine threads"
@@ -82,7 +83,7 @@ declare -A flags=(
 )
 # what runs flexsc-run, for the configurations that need it
 declare -A wrapper=([contained]="$out/allow_all_filter")
-configs=(default cores0 threads sync small order contained)
+configs=(default cores0 threads sync uring small order contained)
 if [ "$(nproc)" -ge 2 ]; then
 	configs+=(split auto pinned)
 else

@@ -18,6 +18,7 @@
 // flexsc-test: skip-config threads (every call goes to a syscall thread, which starts at the child's first call: the process is no longer one thread; docs/threads.md, "Threads made afterwards")
 // flexsc-test: skip-config split (the same: --engine threads)
 // flexsc-test: skip-config auto (the same: calls go to syscall threads on the syscall core)
+// flexsc-test: skip-config uring (the same: --engine uring makes the carrier's ring at the first call, and io_uring's workers are threads of the process)
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdbool.h>
