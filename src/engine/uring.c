@@ -1011,6 +1011,22 @@ done:
 }
 
 /*
+ * io_uring's connect does not wait for a connection already under way (an
+ * earlier connect cut short by a signal, then restarted or made again):
+ * it fails with EALREADY, which connect(2) gives only on a non-blocking
+ * socket, and those never come here (fd_fits). On a blocking one the call
+ * waits until the connection is made or fails: it goes out again by the
+ * route that waits as the call does (fx_queue_reroute). True if it did.
+ */
+static bool connect_retried(struct flexsc_queue *q, unsigned idx, int64_t res)
+{
+	if (res != -EALREADY || q->entries[idx].sysnum != SYS_connect || q->slots[idx].chained)
+		return false;
+	fx_queue_reroute(q, idx, -1);
+	return true;
+}
+
+/*
  * io_uring tries an open with O_NONBLOCK first and keeps that result
  * unless it is EAGAIN, and a FIFO obeys the flag: opened for reading it
  * does not wait for a writer, for writing it fails with ENXIO while there
@@ -1089,7 +1105,7 @@ int fx_uring_harvest(struct flexsc_queue *q)
 			/* cancelled because its descriptor is O_NONBLOCK (check_waiting) */
 			if (fx_unlikely(r->nb[ud - 1] == NB_CANCELLED) && (res == -ECANCELED || res == -EINTR))
 				res = -EAGAIN;
-			if (fifo_open_retried(q, (unsigned)(ud - 1), res))
+			if (fifo_open_retried(q, (unsigned)(ud - 1), res) || connect_retried(q, (unsigned)(ud - 1), res))
 				continue;
 			if (fx_unlikely(res != (int64_t)e->args[2] || r->written[ud - 1]) &&
 			    write_rest(q, (unsigned)(ud - 1), &res)) {
