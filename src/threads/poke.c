@@ -134,6 +134,24 @@ void fx_poked(int sig, siginfo_t *si, void *uc)
 		atomic_store(&c->poke_sent, 0); /* seq_cst, then the look at what is pending: a later sender pokes again */
 	if (!c || !c->current)
 		return;
+	if (c->in_rt && c->in_place_call && !fx_in_handler(c) && atomic_load_explicit(&c->handed, memory_order_relaxed) &&
+	    c->inflight && at_syscall(uc)) {
+		/*
+		 * A uthread's call run here, in place (one handed back for the
+		 * synchronous route), blocks this carrier after the hand-over:
+		 * its ring's completions are reaped for the carrier that has its
+		 * core now, as below, or the thread whose read would end the
+		 * call never ran (system() under --engine uring waited for good
+		 * for a shell another thread fed). Only at the call's own system
+		 * call: the queue is not in use then.
+		 */
+		int saved = errno;
+		fx_raw_enter(c);
+		flexsc_flush(c->q);
+		fx_reap(c);
+		fx_raw_leave(c);
+		errno = saved;
+	}
 	if (c->in_rt || fx_in_handler(c)) {
 		/* raised at its next switch; should it compute on, at the monitor's next poke */
 		if (atomic_load(&c->current->sigpending) & ~c->current->sigmask)

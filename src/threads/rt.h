@@ -238,6 +238,8 @@ struct fx_carrier {
 	int slot;
 	_Atomic int handed;
 	_Atomic uint32_t parked;    /* futex: 1 while a spare waits in the pool */
+	/* inside the runtime only for a uthread's call run here, in place (fx_queue_run_now): the poke may reap */
+	volatile bool in_place_call;
 	uint64_t mon_beat;          /* the monitor's: switches + syscalls at its last look */
 	uint64_t mon_cpu_ns, mon_look_ns; /* the monitor's: its thread's CPU time, and when, at the last stale look; 0: none */
 	uint64_t mon_poke_ns, mon_poke_gap;

@@ -1221,7 +1221,10 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 				unstarted = true;
 				goto ran_here;
 			}
-			if (!fx_rt_inline && fx_queue_run_now(c->q, nr, nargs, args, &r)) {
+			c->in_place_call = true;
+			bool ran = !fx_rt_inline && fx_queue_run_now(c->q, nr, nargs, args, &r);
+			c->in_place_call = false;
+			if (ran) {
 				c->syscalls++;
 				c->by_nr[nr & 511]++;
 				goto ran_here;

@@ -31,7 +31,6 @@
  * blocked in the kernel").
  */
 #define _GNU_SOURCE
-// flexsc-test: skip-config uring (a known bug, open: under --engine uring the shell's waiting system() holds up the thread that would write its line, and the run hangs; docs/threads.md, Known limits)
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
