@@ -643,12 +643,14 @@ FX_EXPORT int flexsc_reap(struct flexsc_queue *q, struct flexsc_completion *out,
 	return (int)n;
 }
 
-bool fx_queue_on_ring(const struct flexsc_queue *q, flexsc_call_t call)
+bool fx_queue_may_have_waited(const struct flexsc_queue *q, flexsc_call_t call)
 {
 	unsigned idx;
 
-	return q && fx_call_index(q, call, &idx) == 0 && q->slots[idx].state == FX_SLOT_INFLIGHT &&
-	       q->slots[idx].route == FX_ROUTE_URING;
+	if (!q || fx_call_index(q, call, &idx) || q->slots[idx].state != FX_SLOT_INFLIGHT)
+		return false;
+	return q->slots[idx].route == FX_ROUTE_URING ||
+	       (q->slots[idx].route == FX_ROUTE_THREAD && fx_threads_all_busy(q));
 }
 
 FX_EXPORT int flexsc_cancel(struct flexsc_queue *q, flexsc_call_t call)

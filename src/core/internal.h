@@ -264,8 +264,12 @@ bool fx_queue_run_now(struct flexsc_queue *q, long nr, unsigned nargs, const uin
 
 /* the owner's side of completion (src/api/queue.c) */
 int fx_call_index(const struct flexsc_queue *q, flexsc_call_t call, unsigned *idx);
-/* Whether call is in flight on io_uring (flushed to it, not done). */
-bool fx_queue_on_ring(const struct flexsc_queue *q, flexsc_call_t call);
+/*
+ * Whether call may have waited where it went (flushed, not done): on
+ * io_uring, or queued for the syscall threads while every one of them is
+ * inside a call and there may be no more.
+ */
+bool fx_queue_may_have_waited(const struct flexsc_queue *q, flexsc_call_t call);
 void fx_queue_complete(struct flexsc_queue *q, unsigned idx, int64_t ret);
 /*
  * An engine gives back an entry in flight that it could not run as the

@@ -45,6 +45,7 @@ int fx_threads_harvest(struct flexsc_queue *q);
 bool fx_threads_pending(const struct flexsc_queue *q);
 int fx_threads_cancel(struct flexsc_queue *q, unsigned idx);
 void fx_threads_unstick(struct flexsc_queue *q);
+bool fx_threads_all_busy(const struct flexsc_queue *q);
 bool fx_threads_remote(const struct flexsc_queue *q);
 
 /* synchronous (src/engine/sync.c): runs an entry, or a chain, on the owner */

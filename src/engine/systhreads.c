@@ -678,6 +678,20 @@ void fx_threads_add(struct flexsc_queue *q, unsigned idx)
 	atomic_store_explicit(&tq->sq_tail, t + 1, memory_order_release);
 }
 
+/*
+ * Whether the pool can take no more calls now: every thread is inside one
+ * and it may not grow. A call queued then waits for one to come free,
+ * which may take as long as any call; below the cap a thread comes at
+ * once (maybe_grow).
+ */
+bool fx_threads_all_busy(const struct flexsc_queue *q)
+{
+	const struct fx_pool *pool = q->tq->pool;
+	unsigned n = atomic_load(&pool->nthreads);
+
+	return n >= pool->max_threads && atomic_load(&pool->busy) >= n;
+}
+
 /* Whether a syscall thread can run this queue's calls while the owner spins. */
 bool fx_threads_remote(const struct flexsc_queue *q)
 {

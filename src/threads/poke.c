@@ -199,14 +199,20 @@ void fx_poked(int sig, siginfo_t *si, void *uc)
  * them on a poll, a timer or a futex, so when its cancel ends one with
  * -ECANCELED, the call had not started: it was still queued for an
  * io_uring worker. (One that waits, a read of an empty socket, is also
- * ended with -ECANCELED, but once it had started and found nothing.)
+ * ended with -ECANCELED, but once it had started and found nothing.) And
+ * one that waited long for a free syscall thread would not have waited
+ * in the kernel: it starts after the handler all the same.
  */
 bool fx_call_never_waits(long nr, const uint64_t *args)
 {
 	switch (nr) {
 	case SYS_close: case SYS_fsync: case SYS_fdatasync: case SYS_sync_file_range:
 	case SYS_fallocate: case SYS_ftruncate: case SYS_fadvise64: case SYS_madvise:
-	case SYS_newfstatat: case SYS_statx:
+	case SYS_newfstatat: case SYS_statx: case SYS_fstat: case SYS_stat: case SYS_lstat:
+	case SYS_access: case SYS_faccessat: case SYS_faccessat2: case SYS_readlink: case SYS_readlinkat:
+	case SYS_getdents64: case SYS_lseek: case SYS_truncate: case SYS_statfs: case SYS_fstatfs:
+	case SYS_chmod: case SYS_fchmod: case SYS_fchmodat: case SYS_chown: case SYS_fchown:
+	case SYS_lchown: case SYS_fchownat: case SYS_utimensat:
 	case SYS_open: case SYS_openat: case SYS_openat2: case SYS_creat: /* a FIFO's open leaves the ring */
 	case SYS_link: case SYS_linkat: case SYS_symlink: case SYS_symlinkat:
 	case SYS_mkdir: case SYS_mkdirat: case SYS_rmdir: case SYS_unlink: case SYS_unlinkat:

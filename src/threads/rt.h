@@ -95,7 +95,7 @@ struct fx_uthread {
 	struct fx_uthread *cancel_next; /* on its carrier's cancel inbox */
 	_Atomic int in_inbox;       /* on a cancel inbox now: pushed once, however many ask */
 	flexsc_call_t cancelling_call; /* its call its carrier keeps cancelling; 0: none */
-	bool cancelled_on_ring;     /* that call was on io_uring when its carrier first cancelled it */
+	bool cancelled_waited;      /* that call may have waited where it was when its carrier first cancelled it */
 	struct fx_uthread *cancelling_next;
 	struct fx_waiter *intr_waiter; /* an interruptible wait a signal ends (sleep, sigsuspend); under cancel_lock */
 	struct fx_waiter *park_waiter; /* any wait it sleeps in: a signal runs its handler and the wait goes on; under cancel_lock */

@@ -440,11 +440,11 @@ static void serve_cancels(struct fx_carrier *c)
 		struct fx_uthread *next = u->cancel_next;
 		atomic_store(&u->in_inbox, 0); /* after reading next: a new push starts a new list */
 		/* its call in flight on this queue, not one it made since, elsewhere */
-		bool on_ring = fx_queue_on_ring(c->q, u->pending_call);
+		bool waited = fx_queue_may_have_waited(c->q, u->pending_call);
 		if (atomic_load(&u->state) == FX_U_SYSCALL && u->home == c &&
 		    flexsc_cancel(c->q, u->pending_call) == 0 && !u->cancelling_call) {
 			u->cancelling_call = u->pending_call;
-			u->cancelled_on_ring = on_ring;
+			u->cancelled_waited = waited;
 			u->cancelling_next = c->cancelling;
 			c->cancelling = u;
 		}
@@ -1179,7 +1179,8 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 	 * Handed back (FX_RET_REFUSED): by the library, a call for the
 	 * synchronous route (io_uring has no operation for it under --engine
 	 * uring, or it came back from the ring: a FIFO's open, a connect under
-	 * way), or by the overflow thread. It runs here, on the uthread, as
+	 * way), or by a syscall thread or the overflow thread that may not run
+	 * it as its caller. It runs here, on the uthread, as
 	 * under the synchronous engine: a signal interrupts it, and the
 	 * monitor gives the core to a spare while it waits. Run at the flush,
 	 * from the scheduler, it held up every other uthread of the carrier:
@@ -1199,6 +1200,7 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 		 */
 		bool unstarted = false;
 
+		self->cancelled_waited = false; /* set by the carrier when it cancels this call */
 		c->in_rt = 1;
 		if (inl) {
 			/*
@@ -1254,6 +1256,7 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 			if (flexsc_poll(c->q, call, &r) == 0) {
 				if (fx_unlikely(r == FX_RET_REFUSED)) { /* flushed at once, handed back */
 					refused = true;
+					self->handled = 0; /* not started: a handler ran before it */
 					continue;
 				}
 				/* a call that had to run here, at once */
@@ -1296,7 +1299,6 @@ ran_here:
 				atomic_store(&c->in_call, NULL); /* seq_cst: the state's check below covers it */
 			c->inflight++;
 			self->pending_call = call;
-			self->cancelled_on_ring = false;
 			atomic_store(&self->state, FX_U_SYSCALL); /* seq_cst: see the check below */
 		}
 		c->in_rt = 0;
@@ -1322,6 +1324,7 @@ ran_here:
 		r = self->sysret;
 		if (fx_unlikely(r == FX_RET_REFUSED)) {
 			refused = true;
+			self->handled = 0; /* not started: a handler that ran meanwhile ran before it */
 			c = fx_carrier_self();
 			continue;
 		}
@@ -1334,11 +1337,15 @@ ran_here:
 		 * resumed) or by the runtime's own interrupt: as the kernel does,
 		 * the call fails with EINTR after a handler without SA_RESTART, or
 		 * for calls never restarted; else it starts again. -ECANCELED: it
-		 * never started (taken out of the batch, or off the syscall
-		 * threads' ring, or the overflow thread's, before it ran), except
-		 * on io_uring, where a call that waited there ends so too.
+		 * never started (taken out of the batch, off the syscall threads'
+		 * ring or the overflow thread, before it ran). But on io_uring a
+		 * call that waited there ends so too, and one queued while every
+		 * syscall thread was inside a call may have waited as long as the
+		 * kernel would have waited in it (an alarm() around a flock must
+		 * still end it with EINTR): there only a call that never waits
+		 * counts as not started.
 		 */
-		unstarted = r == -ECANCELED && (!self->cancelled_on_ring || fx_call_never_waits(nr, args));
+		unstarted = r == -ECANCELED && (!self->cancelled_waited || fx_call_never_waits(nr, args));
 		if (!unstarted && (self->handled == 2 || (self->handled && fx_never_restarted(nr, args))))
 			return -EINTR;
 		if (unstarted)

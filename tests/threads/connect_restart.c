@@ -102,8 +102,8 @@ static void round_with(bool sa_restart)
 	pthread_t c = spawn(connector, sa_restart ? NULL : (void *)1);
 	target = c;
 	pthread_t s = spawn(signaller, NULL);
+	pthread_join(s, NULL); /* first: it signals c until c says it is done, never after c is gone */
 	pthread_join(c, NULL);
-	pthread_join(s, NULL);
 	void *first;
 	pthread_join(a, &first);
 
