@@ -825,7 +825,7 @@ static uint64_t thread_pending(void)
 	/*
 	 * Not under a seccomp filter: it may not allow the open (OpenSSH's
 	 * pre-auth list does not), and kills the thread; then the signal
-	 * wait of a sealed child killed it (sandbox_allowlist, 1 run in 5).
+	 * wait of a sealed child killed it (sandbox_allowlist, 3 runs in 23).
 	 */
 	if (fx_rt_sealed())
 		return ~0ull;
