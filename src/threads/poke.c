@@ -117,6 +117,30 @@ static void end_restarted_wait(ucontext_t *uc)
 	}
 }
 
+/* Whether c, its core handed over, is blocked in a system call with calls of its own queue out. */
+static bool blocked_with_calls_out(const struct fx_carrier *c, const ucontext_t *uc)
+{
+	return atomic_load_explicit(&c->handed, memory_order_relaxed) && c->inflight && at_syscall(uc);
+}
+
+/*
+ * Only c may hand its queue's calls to the kernel and collect them: it
+ * does so here, from the poke, and the uthreads they wake go to the
+ * carrier that has its core now.
+ */
+static void serve_queue_for_owner(struct fx_carrier *c)
+{
+	int saved = errno;
+	int in_rt = c->in_rt;
+
+	c->in_rt = 1;
+	if (flexsc_engine_in_use(fx_rt_instance) != FLEXSC_ENGINE_SYNC)
+		flexsc_flush(c->q);
+	fx_reap(c);
+	c->in_rt = in_rt;
+	errno = saved;
+}
+
 /*
  * A signal is pending for the uthread running here: its handler runs now,
  * unless in the runtime. Also the monitor's nudge to a carrier whose core
@@ -134,23 +158,18 @@ void fx_poked(int sig, siginfo_t *si, void *uc)
 		atomic_store(&c->poke_sent, 0); /* seq_cst, then the look at what is pending: a later sender pokes again */
 	if (!c || !c->current)
 		return;
-	if (c->in_rt && c->in_place_call && !fx_in_handler(c) && atomic_load_explicit(&c->handed, memory_order_relaxed) &&
-	    c->inflight && at_syscall(uc)) {
+	if (c->in_rt && c->in_place_call && !fx_in_handler(c) && blocked_with_calls_out(c, uc)) {
 		/*
 		 * A uthread's call run here, in place (one handed back for the
 		 * synchronous route), blocks this carrier after the hand-over:
-		 * its ring's completions are reaped for the carrier that has its
-		 * core now, as below, or the thread whose read would end the
-		 * call never ran (system() under --engine uring waited for good
-		 * for a shell another thread fed). Only at the call's own system
-		 * call: the queue is not in use then.
+		 * its queue is served as below, or the thread whose read would
+		 * end the call never ran (system() under --engine uring waited
+		 * for good for a shell another thread fed). Only at the call's
+		 * own system call: the queue is not in use then.
 		 */
-		int saved = errno;
 		fx_raw_enter(c);
-		flexsc_flush(c->q);
-		fx_reap(c);
+		serve_queue_for_owner(c);
 		fx_raw_leave(c);
-		errno = saved;
 	}
 	if (c->in_rt || fx_in_handler(c)) {
 		/* raised at its next switch; should it compute on, at the monitor's next poke */
@@ -166,15 +185,8 @@ void fx_poked(int sig, siginfo_t *si, void *uc)
 	if ((atomic_load(&c->current->sigpending) & ~c->current->sigmask) || c->kextra)
 		fx_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&c->kmask, 0, 8, 0, 0);
 	fx_raw_enter(c);
-	if (atomic_load_explicit(&c->handed, memory_order_relaxed) && c->inflight && at_syscall(uc)) {
-		int saved = errno;
-		c->in_rt = 1;
-		if (flexsc_engine_in_use(fx_rt_instance) != FLEXSC_ENGINE_SYNC)
-			flexsc_flush(c->q);
-		fx_reap(c);
-		c->in_rt = 0;
-		errno = saved;
-	}
+	if (blocked_with_calls_out(c, uc))
+		serve_queue_for_owner(c);
 	struct fx_uthread *u = c->current;
 	int before = u->handled;
 	u->handled = 0;
