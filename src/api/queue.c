@@ -108,12 +108,12 @@ static void ready_unlink(struct flexsc_queue *q, unsigned idx)
 /* Posted calls after which a descriptor number may name something else, or its flags changed. */
 static bool changes_fds(const struct flexsc_entry *e)
 {
-	switch (e->sysnum) {
-	case SYS_close: case SYS_close_range: case SYS_dup2: case SYS_dup3:
+	switch (fx_sys_fds(e->sysnum)) {
+	case FX_FDS_CLOSE: case FX_FDS_DUP_A1:
 		return true;
-	case SYS_fcntl:
+	case FX_FDS_FCNTL:
 		return e->args[1] == F_SETFL || e->args[1] == F_DUPFD || e->args[1] == F_DUPFD_CLOEXEC;
-	case SYS_ioctl:
+	case FX_FDS_IOCTL:
 		return e->args[1] == FIONBIO;
 	default:
 		return false;
@@ -138,6 +138,8 @@ static int64_t replace_kept(const struct flexsc_entry *e, int keep_fd, int64_t r
 /* What the runtime knows of the descriptors, after e gave ret. */
 static void keep_fd_facts(const struct flexsc_entry *e, int64_t ret)
 {
+	if (fx_sys_fds(e->sysnum) == FX_FDS_NONE)
+		return; /* most calls: one load */
 	if (changes_fds(e))
 		fx_fd_changed();
 	fx_fd_made(e->sysnum, e->args, ret);

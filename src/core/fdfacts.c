@@ -94,44 +94,35 @@ static void received_fds(const struct msghdr *m)
 	}
 }
 
-void fx_fd_made(long nr, const uint64_t *a, int64_t ret)
+void fx_fd_made_slow(long nr, const uint64_t *a, int64_t ret)
 {
 	const int *two = NULL;
 
-	if (ret < 0)
-		return;
-	switch (nr) {
-	case SYS_socket: case SYS_open: case SYS_openat: case SYS_openat2: case SYS_creat:
-	case SYS_accept: case SYS_accept4: case SYS_dup: case SYS_eventfd: case SYS_eventfd2:
-	case SYS_epoll_create: case SYS_epoll_create1: case SYS_signalfd: case SYS_signalfd4:
-	case SYS_timerfd_create: case SYS_memfd_create: case SYS_inotify_init:
-	case SYS_inotify_init1: case SYS_fanotify_init: case SYS_pidfd_open: case SYS_userfaultfd:
-	case SYS_perf_event_open: case SYS_open_by_handle_at: case SYS_io_uring_setup:
-#ifdef SYS_pidfd_getfd
-	case SYS_pidfd_getfd:
-#endif
+	switch (fx_sys_fds(nr)) {
+	case FX_FDS_RET:
+	case FX_FDS_RET_COPY:
 		fx_fd_new((int)ret);
 		break;
-	case SYS_pipe: case SYS_pipe2:
+	case FX_FDS_PAIR_A0:
 		two = (const int *)(uintptr_t)a[0];
 		break;
-	case SYS_socketpair:
+	case FX_FDS_PAIR_A3:
 		two = (const int *)(uintptr_t)a[3];
 		break;
-	case SYS_dup2: case SYS_dup3:
+	case FX_FDS_DUP_A1:
 		fx_fd_new((int)a[1]);
 		break;
-	case SYS_fcntl:
+	case FX_FDS_FCNTL:
 		if (a[1] == F_SETFL)
 			fx_fd_new((int)a[0]);
 		else if (a[1] == F_DUPFD || a[1] == F_DUPFD_CLOEXEC)
 			fx_fd_new((int)ret);
 		break;
-	case SYS_ioctl:
+	case FX_FDS_IOCTL:
 		if (a[1] == FIONBIO)
 			fx_fd_new((int)a[0]);
 		break;
-	case SYS_recvmsg:
+	case FX_FDS_RECVMSG:
 		received_fds((const struct msghdr *)(uintptr_t)a[1]);
 		break;
 	}

@@ -15,6 +15,7 @@
 #include <flexsc/flexsc.h>
 
 #include "core/identity.h"
+#include "core/systab.h"
 
 #define FX_EXPORT __attribute__((visibility("default")))
 #define fx_likely(x) __builtin_expect(!!(x), 1)
@@ -296,7 +297,13 @@ void fx_fd_changed(void);
 /* fd names something new (or its flags changed): ask the kernel at its next use */
 void fx_fd_new(int fd);
 /* after call nr with arguments a returned ret: drops the entries of the descriptors it made */
-void fx_fd_made(long nr, const uint64_t *a, int64_t ret);
+void fx_fd_made_slow(long nr, const uint64_t *a, int64_t ret);
+static inline void fx_fd_made(long nr, const uint64_t *a, int64_t ret)
+{
+	/* inline: it runs after every interposed call, and almost none makes a descriptor */
+	if (ret >= 0 && fx_sys_fds(nr) != FX_FDS_NONE)
+		fx_fd_made_slow(nr, a, ret);
+}
 /* what fd is, as last asked of the kernel (FX_FD_*: 0 for none) */
 unsigned fx_fd_facts(int fd);
 #define FX_FD_NONBLOCK 1u   /* O_NONBLOCK */

@@ -69,25 +69,18 @@ void fx_fd_track_result(const struct flexsc_entry *e, int64_t ret)
 {
 	int src = (int)e->args[0];
 
-	switch (e->sysnum) {
-	case SYS_accept:
-	case SYS_accept4:
-	case SYS_dup:
+	switch (fx_sys_fds(e->sysnum)) {
+	case FX_FDS_RET_COPY: /* an accepted socket inherits the listener's timeouts, a dup shares them */
 		copy_marks(src, (int)ret);
 		break;
-	case SYS_dup2:
-	case SYS_dup3:
+	case FX_FDS_DUP_A1:
 		copy_marks(src, (int)e->args[1]);
 		break;
-	case SYS_fcntl:
+	case FX_FDS_FCNTL:
 		if (e->args[1] == F_DUPFD || e->args[1] == F_DUPFD_CLOEXEC)
 			copy_marks(src, (int)ret);
 		break;
-	case SYS_socket:
-	case SYS_open:
-	case SYS_openat:
-	case SYS_openat2:
-	case SYS_creat:
+	case FX_FDS_RET:
 		copy_marks(-1, (int)ret);
 		break;
 	}

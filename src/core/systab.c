@@ -116,26 +116,28 @@
 #define __NR_file_setattr 469
 #endif
 
-#define U(nm, n, op) \
-	{ .name = #nm, .cls = FLEXSC_CLASS_URING, .nargs = n, .uring_op = op }
+/* Each takes further columns at the end, as designated initialisers (.fds = ...). */
+#define U(nm, n, op, ...) \
+	{ .name = #nm, .cls = FLEXSC_CLASS_URING, .nargs = n, .uring_op = op, __VA_ARGS__ }
 /* URING, and an io-wq worker may resolve its path (UP), a descriptor (UD), or both (UPD): FX_DEP_FS, FX_DEP_FILES */
-#define UP(nm, n, op) \
-	{ .name = #nm, .cls = FLEXSC_CLASS_URING, .nargs = n, .uring_op = op, .dep = FX_DEP_FS }
-#define UD(nm, n, op) \
-	{ .name = #nm, .cls = FLEXSC_CLASS_URING, .nargs = n, .uring_op = op, .dep = FX_DEP_FILES }
-#define UPD(nm, n, op) \
-	{ .name = #nm, .cls = FLEXSC_CLASS_URING, .nargs = n, .uring_op = op, .dep = FX_DEP_FS | FX_DEP_FILES }
-#define UN(nm, n, op) \
-	{ .name = #nm, .cls = FLEXSC_CLASS_URING, .nargs = n, .uring_op = op, .dep = FX_DEP_NS }
-#define T(nm, n) \
-	{ .name = #nm, .cls = FLEXSC_CLASS_THREAD, .nargs = n, .uring_op = FX_NO_OPCODE }
+#define UP(nm, n, op, ...) \
+	{ .name = #nm, .cls = FLEXSC_CLASS_URING, .nargs = n, .uring_op = op, .dep = FX_DEP_FS, __VA_ARGS__ }
+#define UD(nm, n, op, ...) \
+	{ .name = #nm, .cls = FLEXSC_CLASS_URING, .nargs = n, .uring_op = op, .dep = FX_DEP_FILES, __VA_ARGS__ }
+#define UPD(nm, n, op, ...) \
+	{ .name = #nm, .cls = FLEXSC_CLASS_URING, .nargs = n, .uring_op = op, \
+	  .dep = FX_DEP_FS | FX_DEP_FILES, __VA_ARGS__ }
+#define UN(nm, n, op, ...) \
+	{ .name = #nm, .cls = FLEXSC_CLASS_URING, .nargs = n, .uring_op = op, .dep = FX_DEP_NS, __VA_ARGS__ }
+#define T(nm, n, ...) \
+	{ .name = #nm, .cls = FLEXSC_CLASS_THREAD, .nargs = n, .uring_op = FX_NO_OPCODE, __VA_ARGS__ }
 /* THREAD, but what it does depends on the caller's network, IPC or UTS namespace */
-#define TN(nm, n) \
+#define TN(nm, n, ...) \
 	{ .name = #nm, .cls = FLEXSC_CLASS_THREAD, .nargs = n, .uring_op = FX_NO_OPCODE, \
-	  .dep = FX_DEP_NS }
-#define L(nm, n, reason) \
+	  .dep = FX_DEP_NS, __VA_ARGS__ }
+#define L(nm, n, reason, ...) \
 	{ .name = #nm, .cls = FLEXSC_CLASS_LOCAL, .nargs = n, .uring_op = FX_NO_OPCODE, \
-	  .why = reason }
+	  .why = reason, __VA_ARGS__ }
 /* Numbered, but no entry point on x86-64 (sys_ni_syscall): ENOSYS. */
 #define N(nm) \
 	{ .name = #nm, .cls = FLEXSC_CLASS_LOCAL, .nargs = 0, .uring_op = FX_NO_OPCODE, \
@@ -157,8 +159,8 @@
 const struct fx_sysdesc fx_systab[FX_NR_SYSCALLS] = {
 	[__NR_read] = U(read, 3, IORING_OP_READ),
 	[__NR_write] = U(write, 3, IORING_OP_WRITE),
-	[__NR_open] = UP(open, 3, IORING_OP_OPENAT),
-	[__NR_close] = UD(close, 1, IORING_OP_CLOSE),
+	[__NR_open] = UP(open, 3, IORING_OP_OPENAT, .fds = FX_FDS_RET),
+	[__NR_close] = UD(close, 1, IORING_OP_CLOSE, .fds = FX_FDS_CLOSE),
 	[__NR_stat] = T(stat, 2),
 	[__NR_fstat] = T(fstat, 2),
 	[__NR_lstat] = T(lstat, 2),
@@ -171,13 +173,13 @@ const struct fx_sysdesc fx_systab[FX_NR_SYSCALLS] = {
 	[__NR_rt_sigaction] = L(rt_sigaction, 4, "installs a handler the caller relies on; cheap"),
 	[__NR_rt_sigprocmask] = L(rt_sigprocmask, 4, "changes the calling thread's signal mask"),
 	[__NR_rt_sigreturn] = L(rt_sigreturn, 0, "restores the calling thread's signal frame"),
-	[__NR_ioctl] = T(ioctl, 3),
+	[__NR_ioctl] = T(ioctl, 3, .fds = FX_FDS_IOCTL),
 	[__NR_pread64] = U(pread64, 4, IORING_OP_READ),
 	[__NR_pwrite64] = U(pwrite64, 4, IORING_OP_WRITE),
 	[__NR_readv] = U(readv, 3, IORING_OP_READV),
 	[__NR_writev] = U(writev, 3, IORING_OP_WRITEV),
 	[__NR_access] = T(access, 2),
-	[__NR_pipe] = T(pipe, 1),
+	[__NR_pipe] = T(pipe, 1, .fds = FX_FDS_PAIR_A0),
 	[__NR_select] = T(select, 5),
 	[__NR_sched_yield] = L(sched_yield, 0, "yields the calling thread's CPU"),
 	[__NR_mremap] = T(mremap, 5),
@@ -187,8 +189,8 @@ const struct fx_sysdesc fx_systab[FX_NR_SYSCALLS] = {
 	[__NR_shmget] = TN(shmget, 3),
 	[__NR_shmat] = TN(shmat, 3),
 	[__NR_shmctl] = TN(shmctl, 3),
-	[__NR_dup] = T(dup, 1),
-	[__NR_dup2] = T(dup2, 2),
+	[__NR_dup] = T(dup, 1, .fds = FX_FDS_RET_COPY),
+	[__NR_dup2] = T(dup2, 2, .fds = FX_FDS_DUP_A1),
 	[__NR_pause] = L(pause, 0, "waits for a signal to the calling thread"),
 	[__NR_nanosleep] = T(nanosleep, 2),
 	[__NR_getitimer] = T(getitimer, 2),
@@ -196,19 +198,19 @@ const struct fx_sysdesc fx_systab[FX_NR_SYSCALLS] = {
 	[__NR_setitimer] = T(setitimer, 3),
 	[__NR_getpid] = T(getpid, 0),
 	[__NR_sendfile] = T(sendfile, 4),
-	[__NR_socket] = UN(socket, 3, IORING_OP_SOCKET),
+	[__NR_socket] = UN(socket, 3, IORING_OP_SOCKET, .fds = FX_FDS_RET),
 	[__NR_connect] = U(connect, 3, IORING_OP_CONNECT),
-	[__NR_accept] = U(accept, 3, IORING_OP_ACCEPT),
+	[__NR_accept] = U(accept, 3, IORING_OP_ACCEPT, .fds = FX_FDS_RET_COPY),
 	[__NR_sendto] = U(sendto, 6, IORING_OP_SEND),
 	[__NR_recvfrom] = U(recvfrom, 6, IORING_OP_RECV),
 	[__NR_sendmsg] = U(sendmsg, 3, IORING_OP_SENDMSG),
-	[__NR_recvmsg] = U(recvmsg, 3, IORING_OP_RECVMSG),
+	[__NR_recvmsg] = U(recvmsg, 3, IORING_OP_RECVMSG, .fds = FX_FDS_RECVMSG),
 	[__NR_shutdown] = U(shutdown, 2, IORING_OP_SHUTDOWN),
 	[__NR_bind] = U(bind, 3, FX_IORING_OP_BIND),
 	[__NR_listen] = U(listen, 2, FX_IORING_OP_LISTEN),
 	[__NR_getsockname] = T(getsockname, 3),
 	[__NR_getpeername] = T(getpeername, 3),
-	[__NR_socketpair] = TN(socketpair, 4),
+	[__NR_socketpair] = TN(socketpair, 4, .fds = FX_FDS_PAIR_A3),
 	[__NR_setsockopt] = T(setsockopt, 5),
 	[__NR_getsockopt] = T(getsockopt, 5),
 	[__NR_clone] = L(clone, 5, WHY_CLONE),
@@ -227,7 +229,7 @@ const struct fx_sysdesc fx_systab[FX_NR_SYSCALLS] = {
 	[__NR_msgsnd] = TN(msgsnd, 4),
 	[__NR_msgrcv] = TN(msgrcv, 5),
 	[__NR_msgctl] = TN(msgctl, 3),
-	[__NR_fcntl] = T(fcntl, 3),
+	[__NR_fcntl] = T(fcntl, 3, .fds = FX_FDS_FCNTL),
 	[__NR_flock] = T(flock, 2),
 	[__NR_fsync] = UD(fsync, 1, IORING_OP_FSYNC),
 	[__NR_fdatasync] = UD(fdatasync, 1, IORING_OP_FSYNC),
@@ -240,7 +242,7 @@ const struct fx_sysdesc fx_systab[FX_NR_SYSCALLS] = {
 	[__NR_rename] = UP(rename, 2, IORING_OP_RENAMEAT),
 	[__NR_mkdir] = UP(mkdir, 2, IORING_OP_MKDIRAT),
 	[__NR_rmdir] = UP(rmdir, 1, IORING_OP_UNLINKAT),
-	[__NR_creat] = UP(creat, 2, IORING_OP_OPENAT),
+	[__NR_creat] = UP(creat, 2, IORING_OP_OPENAT, .fds = FX_FDS_RET),
 	[__NR_link] = UP(link, 2, IORING_OP_LINKAT),
 	[__NR_unlink] = UP(unlink, 1, IORING_OP_UNLINKAT),
 	[__NR_symlink] = UP(symlink, 2, IORING_OP_SYMLINKAT),
@@ -368,7 +370,7 @@ const struct fx_sysdesc fx_systab[FX_NR_SYSCALLS] = {
 	[__NR_io_cancel] = T(io_cancel, 3),
 	[__NR_get_thread_area] = N(get_thread_area),
 	[__NR_lookup_dcookie] = N(lookup_dcookie),
-	[__NR_epoll_create] = T(epoll_create, 1),
+	[__NR_epoll_create] = T(epoll_create, 1, .fds = FX_FDS_RET),
 	[__NR_epoll_ctl_old] = N(epoll_ctl_old),
 	[__NR_epoll_wait_old] = N(epoll_wait_old),
 	[__NR_remap_file_pages] = T(remap_file_pages, 5),
@@ -395,7 +397,7 @@ const struct fx_sysdesc fx_systab[FX_NR_SYSCALLS] = {
 	[__NR_mbind] = T(mbind, 6),
 	[__NR_set_mempolicy] = L(set_mempolicy, 3, WHY_MEMPOL),
 	[__NR_get_mempolicy] = L(get_mempolicy, 5, WHY_MEMPOL),
-	[__NR_mq_open] = TN(mq_open, 4),
+	[__NR_mq_open] = TN(mq_open, 4, .fds = FX_FDS_RET),
 	[__NR_mq_unlink] = TN(mq_unlink, 1),
 	[__NR_mq_timedsend] = T(mq_timedsend, 5),
 	[__NR_mq_timedreceive] = T(mq_timedreceive, 5),
@@ -408,11 +410,11 @@ const struct fx_sysdesc fx_systab[FX_NR_SYSCALLS] = {
 	[__NR_keyctl] = L(keyctl, 5, WHY_KEYS),
 	[__NR_ioprio_set] = L(ioprio_set, 3, "who 0 means the calling thread"),
 	[__NR_ioprio_get] = L(ioprio_get, 2, "who 0 means the calling thread"),
-	[__NR_inotify_init] = T(inotify_init, 0),
+	[__NR_inotify_init] = T(inotify_init, 0, .fds = FX_FDS_RET),
 	[__NR_inotify_add_watch] = T(inotify_add_watch, 3),
 	[__NR_inotify_rm_watch] = T(inotify_rm_watch, 2),
 	[__NR_migrate_pages] = T(migrate_pages, 4),
-	[__NR_openat] = UPD(openat, 4, IORING_OP_OPENAT),
+	[__NR_openat] = UPD(openat, 4, IORING_OP_OPENAT, .fds = FX_FDS_RET),
 	[__NR_mkdirat] = UPD(mkdirat, 3, IORING_OP_MKDIRAT),
 	[__NR_mknodat] = T(mknodat, 4),
 	[__NR_fchownat] = T(fchownat, 5),
@@ -437,29 +439,29 @@ const struct fx_sysdesc fx_systab[FX_NR_SYSCALLS] = {
 	[__NR_move_pages] = T(move_pages, 6),
 	[__NR_utimensat] = T(utimensat, 4),
 	[__NR_epoll_pwait] = T(epoll_pwait, 6),
-	[__NR_signalfd] = T(signalfd, 3),
-	[__NR_timerfd_create] = T(timerfd_create, 2),
-	[__NR_eventfd] = T(eventfd, 1),
+	[__NR_signalfd] = T(signalfd, 3, .fds = FX_FDS_RET),
+	[__NR_timerfd_create] = T(timerfd_create, 2, .fds = FX_FDS_RET),
+	[__NR_eventfd] = T(eventfd, 1, .fds = FX_FDS_RET),
 	[__NR_fallocate] = UD(fallocate, 4, IORING_OP_FALLOCATE),
 	[__NR_timerfd_settime] = T(timerfd_settime, 4),
 	[__NR_timerfd_gettime] = T(timerfd_gettime, 2),
-	[__NR_accept4] = U(accept4, 4, IORING_OP_ACCEPT),
-	[__NR_signalfd4] = T(signalfd4, 4),
-	[__NR_eventfd2] = T(eventfd2, 2),
-	[__NR_epoll_create1] = T(epoll_create1, 1),
-	[__NR_dup3] = T(dup3, 3),
-	[__NR_pipe2] = T(pipe2, 2),
-	[__NR_inotify_init1] = T(inotify_init1, 1),
+	[__NR_accept4] = U(accept4, 4, IORING_OP_ACCEPT, .fds = FX_FDS_RET_COPY),
+	[__NR_signalfd4] = T(signalfd4, 4, .fds = FX_FDS_RET),
+	[__NR_eventfd2] = T(eventfd2, 2, .fds = FX_FDS_RET),
+	[__NR_epoll_create1] = T(epoll_create1, 1, .fds = FX_FDS_RET),
+	[__NR_dup3] = T(dup3, 3, .fds = FX_FDS_DUP_A1),
+	[__NR_pipe2] = T(pipe2, 2, .fds = FX_FDS_PAIR_A0),
+	[__NR_inotify_init1] = T(inotify_init1, 1, .fds = FX_FDS_RET),
 	[__NR_preadv] = U(preadv, 5, IORING_OP_READV),
 	[__NR_pwritev] = U(pwritev, 5, IORING_OP_WRITEV),
 	[__NR_rt_tgsigqueueinfo] = T(rt_tgsigqueueinfo, 4),
-	[__NR_perf_event_open] = L(perf_event_open, 5, "pid 0 monitors the calling thread"),
+	[__NR_perf_event_open] = L(perf_event_open, 5, "pid 0 monitors the calling thread", .fds = FX_FDS_RET),
 	[__NR_recvmmsg] = T(recvmmsg, 5),
-	[__NR_fanotify_init] = T(fanotify_init, 2),
+	[__NR_fanotify_init] = T(fanotify_init, 2, .fds = FX_FDS_RET),
 	[__NR_fanotify_mark] = T(fanotify_mark, 5),
 	[__NR_prlimit64] = T(prlimit64, 4),
 	[__NR_name_to_handle_at] = T(name_to_handle_at, 5),
-	[__NR_open_by_handle_at] = T(open_by_handle_at, 3),
+	[__NR_open_by_handle_at] = T(open_by_handle_at, 3, .fds = FX_FDS_RET),
 	[__NR_clock_adjtime] = T(clock_adjtime, 2),
 	[__NR_syncfs] = T(syncfs, 1),
 	[__NR_sendmmsg] = T(sendmmsg, 4),
@@ -474,11 +476,11 @@ const struct fx_sysdesc fx_systab[FX_NR_SYSCALLS] = {
 	[__NR_renameat2] = UPD(renameat2, 5, IORING_OP_RENAMEAT),
 	[__NR_seccomp] = L(seccomp, 3, "installs a filter on the calling thread"),
 	[__NR_getrandom] = T(getrandom, 3),
-	[__NR_memfd_create] = T(memfd_create, 2),
+	[__NR_memfd_create] = T(memfd_create, 2, .fds = FX_FDS_RET),
 	[__NR_kexec_file_load] = T(kexec_file_load, 5),
 	[__NR_bpf] = T(bpf, 3),
 	[__NR_execveat] = L(execveat, 5, WHY_EXEC),
-	[__NR_userfaultfd] = T(userfaultfd, 1),
+	[__NR_userfaultfd] = T(userfaultfd, 1, .fds = FX_FDS_RET),
 	[__NR_membarrier] = T(membarrier, 3),
 	[__NR_mlock2] = T(mlock2, 3),
 	[__NR_copy_file_range] = T(copy_file_range, 6),
@@ -495,20 +497,20 @@ const struct fx_sysdesc fx_systab[FX_NR_SYSCALLS] = {
 
 	/* 337-423 are unused; from 424 the numbers are common to every architecture */
 	[__NR_pidfd_send_signal] = T(pidfd_send_signal, 4),
-	[__NR_io_uring_setup] = L(io_uring_setup, 2, WHY_URING),
+	[__NR_io_uring_setup] = L(io_uring_setup, 2, WHY_URING, .fds = FX_FDS_RET),
 	[__NR_io_uring_enter] = L(io_uring_enter, 6, WHY_URING),
 	[__NR_io_uring_register] = L(io_uring_register, 4, WHY_URING),
-	[__NR_open_tree] = T(open_tree, 3),
+	[__NR_open_tree] = T(open_tree, 3, .fds = FX_FDS_RET),
 	[__NR_move_mount] = T(move_mount, 5),
-	[__NR_fsopen] = T(fsopen, 2),
+	[__NR_fsopen] = T(fsopen, 2, .fds = FX_FDS_RET),
 	[__NR_fsconfig] = T(fsconfig, 5),
-	[__NR_fsmount] = T(fsmount, 3),
-	[__NR_fspick] = T(fspick, 3),
-	[__NR_pidfd_open] = T(pidfd_open, 2),
+	[__NR_fsmount] = T(fsmount, 3, .fds = FX_FDS_RET),
+	[__NR_fspick] = T(fspick, 3, .fds = FX_FDS_RET),
+	[__NR_pidfd_open] = T(pidfd_open, 2, .fds = FX_FDS_RET),
 	[__NR_clone3] = L(clone3, 2, WHY_CLONE),
-	[__NR_close_range] = T(close_range, 3), /* CLOSE_RANGE_UNSHARE: see above */
-	[__NR_openat2] = UPD(openat2, 4, IORING_OP_OPENAT2),
-	[__NR_pidfd_getfd] = T(pidfd_getfd, 3),
+	[__NR_close_range] = T(close_range, 3, .fds = FX_FDS_CLOSE), /* CLOSE_RANGE_UNSHARE: see above */
+	[__NR_openat2] = UPD(openat2, 4, IORING_OP_OPENAT2, .fds = FX_FDS_RET),
+	[__NR_pidfd_getfd] = T(pidfd_getfd, 3, .fds = FX_FDS_RET),
 	[__NR_faccessat2] = T(faccessat2, 4),
 	[__NR_process_madvise] = T(process_madvise, 5),
 	[__NR_epoll_pwait2] = T(epoll_pwait2, 6),
@@ -517,7 +519,7 @@ const struct fx_sysdesc fx_systab[FX_NR_SYSCALLS] = {
 	[__NR_landlock_create_ruleset] = T(landlock_create_ruleset, 3),
 	[__NR_landlock_add_rule] = T(landlock_add_rule, 4),
 	[__NR_landlock_restrict_self] = L(landlock_restrict_self, 2, "restricts the calling task"),
-	[__NR_memfd_secret] = T(memfd_secret, 1),
+	[__NR_memfd_secret] = T(memfd_secret, 1, .fds = FX_FDS_RET),
 	[__NR_process_mrelease] = T(process_mrelease, 2),
 	[__NR_futex_waitv] = T(futex_waitv, 5),
 	[__NR_set_mempolicy_home_node] = T(set_mempolicy_home_node, 4), /* VMA policies only */
@@ -537,7 +539,7 @@ const struct fx_sysdesc fx_systab[FX_NR_SYSCALLS] = {
 	[__NR_getxattrat] = T(getxattrat, 6),
 	[__NR_listxattrat] = T(listxattrat, 5),
 	[__NR_removexattrat] = T(removexattrat, 4),
-	[__NR_open_tree_attr] = T(open_tree_attr, 5),
+	[__NR_open_tree_attr] = T(open_tree_attr, 5, .fds = FX_FDS_RET),
 	[__NR_file_getattr] = T(file_getattr, 5),
 	[__NR_file_setattr] = T(file_setattr, 5),
 };

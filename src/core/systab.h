@@ -26,6 +26,30 @@ struct fx_sysdesc {
 	uint8_t uring_op;   /* IORING_OP_* serving it (cls == URING), else FX_NO_OPCODE */
 	const char *why;    /* cls == LOCAL: why it must run on the calling thread */
 	uint8_t dep;        /* FX_DEP_*: what ties it to the caller beyond the hand-over check */
+	uint8_t fds;        /* FX_FDS_*: what it does to the descriptor table */
+};
+
+/*
+ * What a call does to the descriptor table, for the facts the library
+ * keeps about descriptors (core/fdfacts.c, core/sockopt.c, the queue's
+ * fx_fd_changed): one value per call, the arguments deciding the rest.
+ * Calls whose result is a descriptor only for some of their operations
+ * (bpf, seccomp's listener, landlock_create_ruleset's version query) are
+ * NONE: a number taken for a descriptor would lose a real one's facts.
+ * recvmmsg's SCM_RIGHTS descriptors are not looked at (a close before the
+ * number's reuse is, which is what makes facts go stale).
+ */
+enum fx_fds {
+	FX_FDS_NONE = 0,
+	FX_FDS_RET,      /* returns a new descriptor */
+	FX_FDS_RET_COPY, /* returns a copy of args[0] (dup), or a socket made by it (accept) */
+	FX_FDS_PAIR_A0,  /* stores two new descriptors at args[0] (pipe) */
+	FX_FDS_PAIR_A3,  /* ... at args[3] (socketpair) */
+	FX_FDS_DUP_A1,   /* makes args[1] a copy of args[0], closing what it was (dup2, dup3) */
+	FX_FDS_CLOSE,    /* closes descriptors (close, close_range) */
+	FX_FDS_FCNTL,    /* F_DUPFD* return a copy; F_SETFL changes the flags */
+	FX_FDS_IOCTL,    /* FIONBIO changes the flags */
+	FX_FDS_RECVMSG,  /* may receive descriptors (SCM_RIGHTS) */
 };
 
 #define FX_DEP_NS 1 /* the caller's network, IPC or UTS namespace: never another thread */
@@ -50,6 +74,12 @@ static inline const struct fx_sysdesc *fx_sysdesc(long nr)
 	if (nr < 0 || nr >= FX_NR_SYSCALLS || !fx_systab[nr].name)
 		return 0;
 	return &fx_systab[nr];
+}
+
+/* The fds column of call nr (FX_FDS_NONE for a number out of the table). */
+static inline unsigned fx_sys_fds(long nr)
+{
+	return nr >= 0 && nr < FX_NR_SYSCALLS ? fx_systab[nr].fds : FX_FDS_NONE;
 }
 
 /*

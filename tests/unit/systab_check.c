@@ -217,11 +217,59 @@ static void check_spots(void)
 	CHECK(!fx_sysdesc(1L << 40), "1 << 40");
 }
 
+/*
+ * Every call that makes, copies or closes a descriptor, or changes a
+ * descriptor's flags, from the man pages (section 2, RETURN VALUE: "a new
+ * file descriptor"); nothing else has an fds column. bpf, seccomp and
+ * landlock_create_ruleset return a descriptor for some operations only
+ * and stay out (systab.h).
+ */
+static const struct {
+	const char *name;
+	unsigned fds;
+} fd_calls[] = {
+	{ "open", FX_FDS_RET }, { "openat", FX_FDS_RET }, { "openat2", FX_FDS_RET },
+	{ "creat", FX_FDS_RET }, { "socket", FX_FDS_RET }, { "eventfd", FX_FDS_RET },
+	{ "eventfd2", FX_FDS_RET }, { "epoll_create", FX_FDS_RET }, { "epoll_create1", FX_FDS_RET },
+	{ "signalfd", FX_FDS_RET }, { "signalfd4", FX_FDS_RET }, { "timerfd_create", FX_FDS_RET },
+	{ "memfd_create", FX_FDS_RET }, { "memfd_secret", FX_FDS_RET }, { "inotify_init", FX_FDS_RET },
+	{ "inotify_init1", FX_FDS_RET }, { "fanotify_init", FX_FDS_RET }, { "pidfd_open", FX_FDS_RET },
+	{ "pidfd_getfd", FX_FDS_RET }, { "userfaultfd", FX_FDS_RET }, { "perf_event_open", FX_FDS_RET },
+	{ "open_by_handle_at", FX_FDS_RET }, { "io_uring_setup", FX_FDS_RET }, { "mq_open", FX_FDS_RET },
+	{ "fsopen", FX_FDS_RET }, { "fsmount", FX_FDS_RET }, { "fspick", FX_FDS_RET },
+	{ "open_tree", FX_FDS_RET }, { "open_tree_attr", FX_FDS_RET },
+	{ "accept", FX_FDS_RET_COPY }, { "accept4", FX_FDS_RET_COPY }, { "dup", FX_FDS_RET_COPY },
+	{ "pipe", FX_FDS_PAIR_A0 }, { "pipe2", FX_FDS_PAIR_A0 }, { "socketpair", FX_FDS_PAIR_A3 },
+	{ "dup2", FX_FDS_DUP_A1 }, { "dup3", FX_FDS_DUP_A1 },
+	{ "close", FX_FDS_CLOSE }, { "close_range", FX_FDS_CLOSE },
+	{ "fcntl", FX_FDS_FCNTL }, { "ioctl", FX_FDS_IOCTL }, { "recvmsg", FX_FDS_RECVMSG },
+};
+
+static void check_fds(void)
+{
+	unsigned marked = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(fd_calls); i++) {
+		long nr = find(fd_calls[i].name);
+
+		CHECK(nr >= 0, "%s missing", fd_calls[i].name);
+		if (nr >= 0)
+			CHECK(fx_sys_fds(nr) == fd_calls[i].fds, "%s: fds %u, expected %u",
+			      fd_calls[i].name, fx_sys_fds(nr), fd_calls[i].fds);
+	}
+	for (long nr = 0; nr < FX_NR_SYSCALLS; nr++)
+		marked += fx_systab[nr].fds != FX_FDS_NONE;
+	CHECK(marked == ARRAY_SIZE(fd_calls), "%u calls with an fds column, expected %zu", marked,
+	      ARRAY_SIZE(fd_calls));
+	CHECK(fx_sys_fds(-1) == FX_FDS_NONE && fx_sys_fds(FX_NR_SYSCALLS) == FX_FDS_NONE, "out of range");
+}
+
 int main(void)
 {
 	check_invariants();
 	check_uring_set();
 	check_spots();
+	check_fds();
 	if (failures) {
 		fprintf(stderr, "systab_check: %d failure(s)\n", failures);
 		return 1;
