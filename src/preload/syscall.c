@@ -43,6 +43,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
+#include "core/fence.h"
 #include "preload/real.h"
 #include "threads/signals.h"
 
@@ -115,11 +116,18 @@ static bool sandboxes(long nr, const long *a)
 	return false;
 }
 
-/* Before a sandbox closes: the runtime's threads that it could forbid later. */
+/*
+ * Before a sandbox closes: the runtime's threads that it could forbid
+ * later; and no more membarrier, which the filter may forbid (a thread
+ * that sends a signal or a cancel would call it: core/fence.h).
+ */
 static void before_sandbox(long nr, const long *a)
 {
-	if (fx_rt_active && sandboxes(nr, a))
-		fx_sig_thread_needed();
+	if (!fx_rt_active || !sandboxes(nr, a))
+		return;
+	fx_sig_thread_needed();
+	if (installs_filter(nr, a))
+		fx_fence_stop_asym();
 }
 
 /*

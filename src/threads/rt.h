@@ -468,6 +468,8 @@ void fx_interrupt(struct fx_uthread *u);
 void fx_cancel_async_poked(void *uc);
 /* Sends c the poke (FX_SIG_POKE) to raise a signal for its running uthread, unless one is on its way. */
 void fx_poke(struct fx_carrier *c);
+/* Interrupts u's call on its own carrier, after a request's store; false if it is in none (sched.c). */
+bool fx_interrupt_in_place(struct fx_uthread *u);
 void fx_interrupt_call(struct fx_uthread *u);
 bool fx_end_wait(struct fx_uthread *u, struct fx_waiter **slot);
 /*

@@ -63,6 +63,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "core/fence.h"
 #include "threads/overflow.h"
 #include "threads/preempt.h"
 #include "threads/rt.h"
@@ -645,18 +646,34 @@ void fx_interrupt(struct fx_uthread *u)
 	fx_interrupt_call(u);
 }
 
-/* Makes u's exception-less call in flight, if any, come back early (-ECANCELED or -EINTR). */
-void fx_interrupt_call(struct fx_uthread *u)
+/*
+ * Makes u's call that runs on its own carrier (the synchronous engine, a
+ * uthread alone), if it is in one, come back early: false if it is in
+ * none. The caller has stored its request (a cancel, a pending signal);
+ * the heavy fence pairs with the light one after fx_rt_syscall's store
+ * of in_call.
+ */
+bool fx_interrupt_in_place(struct fx_uthread *u)
 {
 	struct fx_carrier *h = u->home;
 
-	/* its call runs on its own carrier now (the synchronous engine, a uthread alone): interrupt that carrier */
-	if (h && atomic_load(&h->in_call) == u) {
-		atomic_store(&h->call_intr, u); /* the monitor asks again, should this signal be lost */
-		if (h != fx_carrier_self())
-			fx_raw_syscall6(SYS_tgkill, getpid(), h->tid, FX_SIG_INTERRUPT, 0, 0, 0);
+	if (!h)
+		return false;
+	if (h != fx_carrier_self())
+		fx_fence_heavy();
+	if (atomic_load_explicit(&h->in_call, memory_order_relaxed) != u)
+		return false;
+	atomic_store(&h->call_intr, u); /* the monitor asks again, should this signal be lost */
+	if (h != fx_carrier_self())
+		fx_raw_syscall6(SYS_tgkill, getpid(), h->tid, FX_SIG_INTERRUPT, 0, 0, 0);
+	return true;
+}
+
+/* Makes u's exception-less call in flight, if any, come back early (-ECANCELED or -EINTR). */
+void fx_interrupt_call(struct fx_uthread *u)
+{
+	if (fx_interrupt_in_place(u))
 		return;
-	}
 	if (atomic_load(&u->state) == FX_U_OVERFLOW)
 		fx_overflow_interrupt(u);
 	if (atomic_load(&u->state) == FX_U_SYSCALL && u->home) {
@@ -1205,19 +1222,22 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 		if (inl) {
 			/*
 			 * The call runs here, now, with this uthread on the CPU (its
-			 * batch is its own call). seq_cst store of in_call, then the
-			 * loads of the requests; a canceller or a signal's sender
-			 * stores its request, then loads in_call (fx_interrupt_call):
-			 * one of the two sees the other. Asked before it starts: the
-			 * call does not start (it starts after the handler, or a cancel
-			 * acts). A mark left from an
-			 * earlier call is cleared first, with a plain store: the
-			 * release of the in_call store orders it (a locked exchange
-			 * on every call cost about 6 ns of a 135 ns write).
+			 * batch is its own call). Store of in_call, light fence, then
+			 * the loads of the requests; a canceller or a signal's sender
+			 * stores its request, heavy fence, then loads in_call
+			 * (fx_interrupt_call): one of the two sees the other
+			 * (core/fence.h: the two locked exchanges this took on every
+			 * call were 5-10 ns of a 135 ns write). Asked before it
+			 * starts: the call does not start (it starts after the
+			 * handler, or a cancel acts). A mark left from an earlier call
+			 * is cleared first, with a plain store that the release of
+			 * in_call's orders before it: a sender sets the mark after it
+			 * saw in_call.
 			 */
 			if (fx_unlikely(atomic_load_explicit(&c->call_intr, memory_order_relaxed)))
 				atomic_store_explicit(&c->call_intr, NULL, memory_order_relaxed);
-			atomic_store(&c->in_call, self);
+			atomic_store_explicit(&c->in_call, self, memory_order_release);
+			fx_fence_light();
 			if (fx_cancel_pending(self) || fx_sig_due(self)) {
 				r = -EINTR;
 				unstarted = true;
@@ -1263,11 +1283,12 @@ long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
 ran_here:
 				if (inl) {
 					/*
-					 * seq_cst, then the load of sigpending below: a sender
+					 * Fenced from the load of sigpending below: a sender
 					 * that still saw in_call sent only an interrupt, so the
 					 * signal it left is raised here.
 					 */
-					atomic_store(&c->in_call, NULL);
+					atomic_store_explicit(&c->in_call, NULL, memory_order_relaxed);
+					fx_fence_light();
 					atomic_store_explicit(&c->call_intr, NULL, memory_order_relaxed);
 				}
 				c->in_rt = 0;

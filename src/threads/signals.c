@@ -461,13 +461,14 @@ static void wake_for(struct fx_uthread *u, int sig)
 	int state = atomic_load(&u->state);
 	struct fx_carrier *c = u->home;
 
-	if (state == FX_U_RUNNING && c && atomic_load(&c->in_call) == u)
-		fx_interrupt_call(u); /* in a call it runs itself: raised when the call is back */
-	else if (state == FX_U_RUNNING && c)
-		/* raised by the poke's handler if u still runs there, else when it next runs */
-		fx_poke(c);
-	else if (state != FX_U_RUNNABLE)
+	if (state == FX_U_RUNNING && c) {
+		/* in a call it runs itself: raised when the call is back */
+		if (!fx_interrupt_in_place(u))
+			/* raised by the poke's handler if u still runs there, else when it next runs */
+			fx_poke(c);
+	} else if (state != FX_U_RUNNABLE) {
 		poke(u); /* raised on its carrier as soon as it runs again */
+	}
 }
 
 /* With reg_lock held: makes sig (info; proc: sent to the process) pending on u, which accepts it. */

@@ -27,6 +27,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "core/fence.h"
 #include "threads/overflow.h"
 #include "threads/preempt.h"
 #include "threads/rt.h"
@@ -167,6 +168,8 @@ int fx_rt_after_fork_child(void)
 	}
 	atomic_store(&c->in_call, NULL);
 	atomic_store(&c->call_intr, NULL);
+	/* alone now: registered anew, unless the parent had stopped (a filter) */
+	fx_fence_start(atomic_load(&fx_fence_mode) != FX_FENCE_ASYM);
 	c->q = NULL;
 	if (!err)
 		err = flexsc_queue_create(fx_rt_instance, &c->q);
@@ -388,7 +391,10 @@ int fx_rt_start(void)
 	 * the others rerouted every call at each flush, and a ping-pong of
 	 * threads over pipes hung.
 	 */
-	if (fx_seccomp_filtered()) {
+	bool filtered = fx_seccomp_filtered();
+	/* while the process has one thread: registering later costs an RCU grace period */
+	fx_fence_start(filtered);
+	if (filtered) {
 		cfg.engine = FLEXSC_ENGINE_SYNC;
 		cfg.nr_syscall_cpus = 0; /* nothing to send there, nor to specialize for */
 		fx_rt_specialize = false;
