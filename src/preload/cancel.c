@@ -26,11 +26,9 @@
 #include "preload/real.h"
 #include "preload/cancel.h"
 
-void fx_testcancel(void)
+void fx_cancel_act(void)
 {
-	struct fx_uthread *u = fx_rt_active ? fx_uthread_self() : NULL;
-
-	if (u && fx_cancel_pending(u) && !fx_in_handler(fx_carrier_self()))
+	if (!fx_in_handler(fx_carrier_self()))
 		pthread_exit(PTHREAD_CANCELED);
 }
 

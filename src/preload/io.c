@@ -61,14 +61,15 @@ static long call(long nr, unsigned n, uint64_t a0, uint64_t a1, uint64_t a2, uin
 		 uint64_t a4, uint64_t a5)
 {
 	uint64_t args[6] = { a0, a1, a2, a3, a4, a5 };
-	bool cp = fx_rt_active && cancellation_point(nr);
+	struct fx_carrier *c = fx_rt_active ? fx_carrier_self() : NULL; /* read once: a few ns each */
+	/* the same uthread after the call, wherever it ran */
+	const struct fx_uthread *u = c && cancellation_point(nr) ? c->current : NULL;
 
-	if (cp)
-		fx_testcancel();
-	long r = fx_rt_syscall(nr, n, args);
+	fx_testcancel_of(u);
+	long r = c ? fx_rt_syscall_on(c, nr, n, args)
+		   : fx_raw_syscall6(nr, (long)a0, (long)a1, (long)a2, (long)a3, (long)a4, (long)a5);
 	fx_fd_made(nr, args, r); /* also when the call ran directly, not posted */
-	if (cp)
-		fx_testcancel(); /* a call cancelled in flight comes back -ECANCELED: the thread exits */
+	fx_testcancel_of(u); /* a call cancelled in flight comes back -ECANCELED: the thread exits */
 	return fx_libc_ret(r);
 }
 

@@ -508,18 +508,34 @@ void *fx_kthread_enter(void);
 void fx_kthread_leave(void *h);
 const uint64_t *fx_kthread_mask(const void *h);
 void fx_raise_pending(void);
-bool fx_cancel_pending(const struct fx_uthread *u);
+/* A cancel request u acts on now (enabled, and u is not on its way out). */
+static inline bool fx_cancel_pending(const struct fx_uthread *u)
+{
+	return atomic_load_explicit(&u->cancel_requested, memory_order_relaxed) && !u->cancel_disabled &&
+	       !atomic_load_explicit(&u->exiting, memory_order_relaxed);
+}
 void fx_uthread_wake(struct fx_uthread *u);
 void fx_uthread_exit(void *result) __attribute__((noreturn));
 /* The preload's end of a thread: key and TLS destructors, then fx_uthread_exit. */
 void fx_thread_finished(void *result) __attribute__((noreturn));
-long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *args);
+long fx_rt_syscall_on(struct fx_carrier *c, long nr, unsigned nargs, const uint64_t *args);
+/* Runs system call nr for the calling thread: exception-less on a uthread (sched.c). Returns >= 0 or -errno. */
+static inline long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *args)
+{
+	return fx_rt_syscall_on(fx_carrier_self(), nr, nargs, args);
+}
 bool fx_never_restarted(long nr, const uint64_t *args);
 bool fx_call_never_waits(long nr, const uint64_t *args);
 void fx_rt_cpus(cpu_set_t *set);
 /* The CPUs the process could run on at start, before the runtime set carrier 0's: a uthread's affinity. */
 void fx_rt_start_cpus(cpu_set_t *set);
-struct fx_uthread *fx_uthread_self(void);
+/* The uthread running on the calling kernel thread; NULL on a thread that is no carrier. */
+static inline struct fx_uthread *fx_uthread_self(void)
+{
+	struct fx_carrier *c = fx_carrier_self();
+
+	return c ? c->current : NULL;
+}
 extern _Atomic int fx_rt_live_uthreads;
 
 /*

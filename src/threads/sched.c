@@ -611,12 +611,6 @@ void fx_block(void)
 	fx_carrier_self()->in_rt = 0;
 }
 
-bool fx_cancel_pending(const struct fx_uthread *u)
-{
-	return atomic_load_explicit(&u->cancel_requested, memory_order_relaxed) && !u->cancel_disabled &&
-	       !atomic_load_explicit(&u->exiting, memory_order_relaxed);
-}
-
 /*
  * Ends the wait *slot names (u->cancel_waiter or u->intr_waiter), if any,
  * as if its deadline had passed (the primitive then unlinks it), and wakes
@@ -695,6 +689,14 @@ void fx_interrupt_call(struct fx_uthread *u)
 				fx_raw_syscall6(SYS_tgkill, getpid(), c->tid, FX_SIG_INTERRUPT, 0, 0, 0);
 		}
 	}
+}
+
+/* Whether fx_yield on c would do more than return: what the caller's call run in place skips. */
+static inline bool yield_has_work(struct fx_carrier *c)
+{
+	return atomic_load_explicit(&c->cancel_inbox, memory_order_relaxed) || c->cancelling || c->inflight ||
+	       c->timers || atomic_load_explicit(&c->handed, memory_order_relaxed) ||
+	       atomic_load_explicit(&c->rq_len, memory_order_relaxed);
 }
 
 void fx_yield(void)
@@ -1074,13 +1076,6 @@ const uint64_t *fx_kthread_mask(const void *arg)
 	return arg ? &((const struct fx_kthread *)arg)->mask : NULL;
 }
 
-struct fx_uthread *fx_uthread_self(void)
-{
-	struct fx_carrier *c = fx_carrier_self();
-
-	return c ? c->current : NULL;
-}
-
 /*
  * Puts a new uthread on the least loaded carrier; one made by a uthread
  * with a carrier of its own (an identity of its own: fx_rt_bind) gets a
@@ -1176,14 +1171,15 @@ static void side_signal(struct fx_carrier *c, long nr, const uint64_t *a, int64_
 /*
  * Exception-less execution of one system call for the calling uthread;
  * a direct system call anywhere else (a thread that is not a carrier, the
- * runtime itself, a signal handler).
+ * runtime itself, a signal handler). c is fx_carrier_self(), which a
+ * caller that read it already passes on (fx_rt_syscall).
  */
-long fx_rt_syscall(long nr, unsigned nargs, const uint64_t *a)
+long fx_rt_syscall_on(struct fx_carrier *c, long nr, unsigned nargs, const uint64_t *a)
 {
-	struct fx_carrier *c = fx_carrier_self();
 	uint64_t args[FLEXSC_MAX_ARGS] = { 0 };
 
-	memcpy(args, a, nargs * sizeof(*a));
+	for (unsigned i = 0; i < nargs && i < FLEXSC_MAX_ARGS; i++) /* inline: memcpy of a variable size is a call */
+		args[i] = a[i];
 	if (!c || c->in_rt || !c->current || fx_in_handler(c))
 		return fx_raw_syscall6(nr, (long)args[0], (long)args[1], (long)args[2],
 				       (long)args[3], (long)args[4], (long)args[5]);
@@ -1305,7 +1301,7 @@ ran_here:
 					 * ping-pong) keeps its carrier for ever, its heartbeat
 					 * moving, so the monitor never hands the core over.
 					 */
-					if (inl)
+					if (inl && yield_has_work(c))
 						fx_yield();
 					return r;
 				}
