@@ -179,10 +179,27 @@ static void take_anchor(struct fx_uring *r)
 	r->anchored = fx_task_shares(r->owner_tid, r->anchor, FX_SHARE_FILES | FX_SHARE_FS);
 }
 
+/*
+ * The ring's size. Its memory counts against the locked-memory limit of
+ * the user (RLIMIT_MEMLOCK, 8 MiB on Debian, shared by all of the user's
+ * processes) unless the process has CAP_IPC_LOCK: sized after the queue
+ * (two SQEs for each of 4,096 entries, four CQEs each), a ring took 800
+ * KiB, and Apache's children, as www-data, got ten rings between them;
+ * the others' calls all went to syscall threads (0.39x NPTL at 1,024
+ * connections). The SQ only bounds what one io_uring_enter submits (a
+ * longer batch is submitted in parts: get_sqe); the CQ holds what
+ * completed and is not reaped yet, and what does not fit waits in the
+ * kernel (IORING_FEAT_NODROP) for the harvest to fetch. So the sizes
+ * are small: 128 SQEs and 1,024 CQEs, about 28 KiB a ring.
+ */
+#define FX_URING_SQ_MAX 128u
+#define FX_URING_CQ_PER_SQ 8u
+
 int fx_uring_create(struct flexsc_queue *q)
 {
 	const struct flexsc_config *c = &q->fx->cfg;
 	struct fx_uring *r = calloc(1, sizeof(*r));
+	unsigned sq = 2 * q->nentries < FX_URING_SQ_MAX ? 2 * q->nentries : FX_URING_SQ_MAX;
 	struct io_uring_params p;
 	int err;
 
@@ -204,7 +221,7 @@ int fx_uring_create(struct flexsc_queue *q)
 	}
 	memset(&p, 0, sizeof(p));
 	p.flags = IORING_SETUP_CQSIZE;
-	p.cq_entries = 4 * q->nentries;
+	p.cq_entries = FX_URING_CQ_PER_SQ * sq;
 	if (c->sqpoll) {
 		p.flags |= IORING_SETUP_SQPOLL;
 		p.sq_thread_idle = c->sqpoll_idle_ms;
@@ -215,11 +232,11 @@ int fx_uring_create(struct flexsc_queue *q)
 	} else {
 		p.flags |= IORING_SETUP_SINGLE_ISSUER;
 	}
-	err = io_uring_queue_init_params(2 * q->nentries, &r->ring, &p);
+	err = io_uring_queue_init_params(sq, &r->ring, &p);
 	if (err == -EINVAL && (p.flags & IORING_SETUP_SINGLE_ISSUER)) {
 		/* kernels before 6.0 */
 		p.flags &= ~IORING_SETUP_SINGLE_ISSUER;
-		err = io_uring_queue_init_params(2 * q->nentries, &r->ring, &p);
+		err = io_uring_queue_init_params(sq, &r->ring, &p);
 	}
 	if (err) {
 		fx_warn(q->fx, "io_uring setup failed (%s); this queue uses the fallback engine",
@@ -844,15 +861,20 @@ void fx_uring_add_chain(struct flexsc_queue *q, unsigned first)
 {
 	struct fx_uring *r = q->ring;
 	bool fd = q->slots[first].chain_fd;
-	unsigned slot = first;
+	unsigned slot = first, len = 0;
 
+	/* one submission: a link that ended at the SQ's end would end the chain there */
+	for (unsigned i = first; i != FX_NIL; i = q->link[i])
+		len++;
+	if (io_uring_sq_space_left(&r->ring) < len)
+		io_uring_submit(&r->ring);
 	for (unsigned i = first; i != FX_NIL; i = q->link[i]) {
 		struct io_uring_sqe *sqe = get_sqe(q);
 		struct flexsc_entry *e = &q->entries[i];
 		struct flexsc_entry local = *e;
 
 		if (!sqe) {
-			/* cannot happen with an SQ twice the entries; keep the results coherent */
+			/* cannot happen: the SQ (twice the entries, or 128) has room for a chain; keep the results coherent */
 			fx_queue_complete(q, i, -ECANCELED);
 			continue;
 		}
@@ -909,6 +931,8 @@ static int poll_part_done(struct flexsc_queue *q, unsigned idx, bool *rearmed)
 	if (p->res >= 0) {
 		/* what the caller gets: the events poll reports, or epoll_wait's */
 		ret = is_poll ? p->res & (pfd->events | POLLERR | POLLHUP | POLLNVAL) : epoll_take(e);
+		if (ret == 0 && !p->timed_out && io_uring_sq_space_left(&q->ring->ring) < 2)
+			io_uring_submit(&q->ring->ring); /* the rearms so far: room for this one */
 		if (ret == 0 && !p->timed_out && io_uring_sq_space_left(&q->ring->ring) >= 2) {
 			add_poll(q, idx, io_uring_get_sqe(&q->ring->ring));
 			*rearmed = true;
@@ -1122,6 +1146,10 @@ int fx_uring_harvest(struct flexsc_queue *q)
 		check_waiting(q);
 	if (rearmed)
 		io_uring_submit(&r->ring);
+	/* completions the CQ had no room for wait in the kernel: fetched now, not at the next sleep */
+	if (fx_unlikely(io_uring_cq_has_overflow(&r->ring)) && io_uring_get_events(&r->ring) >= 0 &&
+	    io_uring_cq_ready(&r->ring))
+		n += fx_uring_harvest(q);
 	return n;
 }
 
