@@ -27,6 +27,38 @@ struct fx_sysdesc {
 	const char *why;    /* cls == LOCAL: why it must run on the calling thread */
 	uint8_t dep;        /* FX_DEP_*: what ties it to the caller beyond the hand-over check */
 	uint8_t fds;        /* FX_FDS_*: what it does to the descriptor table */
+	uint8_t restart;    /* FX_RESTART_*: whether a handler with SA_RESTART restarts it */
+	uint8_t waits;      /* FX_WAITS_*: whether it may wait for an event */
+};
+
+/*
+ * After a signal handler, a call the kernel was waiting in (signal(7),
+ * "Interruption of system calls and library functions by signal
+ * handlers"): restarted if the handler has SA_RESTART, or failing with
+ * EINTR whatever the handler (the multiplexers, the sleeps, the waits for
+ * signals, System V IPC, io_getevents), or so only on a socket with a
+ * receive or send timeout (accept, connect, the recv and send families,
+ * and read and write, which take the same path on a socket).
+ */
+enum fx_restart {
+	FX_RESTART_SA = 0,
+	FX_RESTART_NEVER,
+	FX_RESTART_NOT_TIMED,
+};
+
+/*
+ * Whether a call may wait for an event (data, a peer, a lock): a call that
+ * never does is one a signal cannot have interrupted in its wait, so on
+ * io_uring its cancellation means it did not start (threads/poke.c,
+ * fx_call_never_waits). NEVER: the calls on files, directories and names
+ * (a FIFO's open leaves the ring, src/engine/uring.c), descriptor making
+ * and socket setup; NOT_ON_FILE: the read and write families, which wait
+ * on anything but a regular file or block device.
+ */
+enum fx_waits {
+	FX_WAITS_MAY = 0,
+	FX_WAITS_NEVER,
+	FX_WAITS_NOT_ON_FILE,
 };
 
 /*
@@ -80,6 +112,17 @@ static inline const struct fx_sysdesc *fx_sysdesc(long nr)
 static inline unsigned fx_sys_fds(long nr)
 {
 	return nr >= 0 && nr < FX_NR_SYSCALLS ? fx_systab[nr].fds : FX_FDS_NONE;
+}
+
+/* The restart and waits columns of call nr (the defaults for a number out of the table). */
+static inline unsigned fx_sys_restart(long nr)
+{
+	return nr >= 0 && nr < FX_NR_SYSCALLS ? fx_systab[nr].restart : FX_RESTART_SA;
+}
+
+static inline unsigned fx_sys_waits(long nr)
+{
+	return nr >= 0 && nr < FX_NR_SYSCALLS ? fx_systab[nr].waits : FX_WAITS_MAY;
 }
 
 /*

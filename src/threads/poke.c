@@ -205,56 +205,36 @@ void fx_poked(int sig, siginfo_t *si, void *uc)
 }
 
 /*
- * Calls that never wait in the kernel where a signal could end them:
- * files and directories (a disk is not a "slow device", signal(7)),
- * descriptors being made or closed, socket set-up. io_uring never parks
- * them on a poll, a timer or a futex, so when its cancel ends one with
- * -ECANCELED, the call had not started: it was still queued for an
- * io_uring worker. (One that waits, a read of an empty socket, is also
- * ended with -ECANCELED, but once it had started and found nothing.) And
- * one that waited long for a free syscall thread would not have waited
- * in the kernel: it starts after the handler all the same.
+ * Calls that never wait in the kernel where a signal could end them (the
+ * table's waits column, core/systab.h): io_uring never parks them on a
+ * poll, a timer or a futex, so when its cancel ends one with -ECANCELED,
+ * the call had not started: it was still queued for an io_uring worker.
+ * (One that waits, a read of an empty socket, is also ended with
+ * -ECANCELED, but once it had started and found nothing.) And one that
+ * waited long for a free syscall thread would not have waited in the
+ * kernel: it starts after the handler all the same.
  */
 bool fx_call_never_waits(long nr, const uint64_t *args)
 {
-	switch (nr) {
-	case SYS_close: case SYS_fsync: case SYS_fdatasync: case SYS_sync_file_range:
-	case SYS_fallocate: case SYS_ftruncate: case SYS_fadvise64: case SYS_madvise:
-	case SYS_newfstatat: case SYS_statx: case SYS_fstat: case SYS_stat: case SYS_lstat:
-	case SYS_access: case SYS_faccessat: case SYS_faccessat2: case SYS_readlink: case SYS_readlinkat:
-	case SYS_getdents64: case SYS_lseek: case SYS_truncate: case SYS_statfs: case SYS_fstatfs:
-	case SYS_chmod: case SYS_fchmod: case SYS_fchmodat: case SYS_chown: case SYS_fchown:
-	case SYS_lchown: case SYS_fchownat: case SYS_utimensat:
-	case SYS_open: case SYS_openat: case SYS_openat2: case SYS_creat: /* a FIFO's open leaves the ring */
-	case SYS_link: case SYS_linkat: case SYS_symlink: case SYS_symlinkat:
-	case SYS_mkdir: case SYS_mkdirat: case SYS_rmdir: case SYS_unlink: case SYS_unlinkat:
-	case SYS_rename: case SYS_renameat: case SYS_renameat2:
-	case SYS_getxattr: case SYS_setxattr: case SYS_fgetxattr: case SYS_fsetxattr:
-	case SYS_socket: case SYS_bind: case SYS_listen: case SYS_shutdown: case SYS_epoll_ctl:
+	switch (fx_sys_waits(nr)) {
+	case FX_WAITS_NEVER:
 		return true;
-	case SYS_read: case SYS_readv: case SYS_pread64: case SYS_preadv: case SYS_preadv2:
-	case SYS_write: case SYS_writev: case SYS_pwrite64: case SYS_pwritev: case SYS_pwritev2:
+	case FX_WAITS_NOT_ON_FILE:
 		return fx_fd_facts((int)args[0]) & FX_FD_FILE;
+	default:
+		return false;
 	}
-	return false;
 }
 
-/*
- * Calls the kernel fails with EINTR after any handler, SA_RESTART or not
- * (signal(7)): waits for events, sleeps, and socket calls on a descriptor
- * with a receive or send timeout.
- */
+/* Calls the kernel fails with EINTR after any handler, SA_RESTART or not (the restart column). */
 bool fx_never_restarted(long nr, const uint64_t *args)
 {
-	switch (nr) {
-	case SYS_poll: case SYS_ppoll: case SYS_select: case SYS_pselect6:
-	case SYS_epoll_wait: case SYS_epoll_pwait: case SYS_epoll_pwait2:
-	case SYS_nanosleep: case SYS_clock_nanosleep:
+	switch (fx_sys_restart(nr)) {
+	case FX_RESTART_NEVER:
 		return true;
-	case SYS_read: case SYS_readv: case SYS_recvfrom: case SYS_recvmsg:
-	case SYS_write: case SYS_writev: case SYS_sendto: case SYS_sendmsg:
-	case SYS_accept: case SYS_accept4: case SYS_connect:
+	case FX_RESTART_NOT_TIMED:
 		return fx_fd_timed((int)args[0]);
+	default:
+		return false;
 	}
-	return false;
 }

@@ -264,12 +264,71 @@ static void check_fds(void)
 	CHECK(fx_sys_fds(-1) == FX_FDS_NONE && fx_sys_fds(FX_NR_SYSCALLS) == FX_FDS_NONE, "out of range");
 }
 
+/*
+ * signal(7), "Interruption of system calls and library functions by
+ * signal handlers": the calls never restarted after a handler, and the
+ * socket calls that are not when the socket has a timeout (with read and
+ * write, which take the recv and send paths on a socket). Every other
+ * call is restarted with SA_RESTART.
+ */
+static const char *const never_restarted[] = {
+	"poll", "ppoll", "select", "pselect6", "epoll_wait", "epoll_pwait", "epoll_pwait2",
+	"nanosleep", "clock_nanosleep", "pause", "rt_sigsuspend", "rt_sigtimedwait",
+	"msgrcv", "msgsnd", "semop", "semtimedop", "io_getevents", "io_pgetevents",
+};
+static const char *const not_restarted_if_timed[] = {
+	"read", "readv", "recvfrom", "recvmsg", "recvmmsg", "write", "writev",
+	"sendto", "sendmsg", "sendmmsg", "accept", "accept4", "connect",
+};
+
+/* The calls that never wait for an event, and those that do not on a regular file (systab.h). */
+static const char *const never_wait[] = {
+	"close", "fsync", "fdatasync", "sync_file_range", "fallocate", "ftruncate", "fadvise64",
+	"madvise", "newfstatat", "statx", "fstat", "stat", "lstat", "access", "faccessat",
+	"faccessat2", "readlink", "readlinkat", "getdents64", "lseek", "truncate", "statfs",
+	"fstatfs", "chmod", "fchmod", "fchmodat", "chown", "fchown", "lchown", "fchownat",
+	"utimensat", "open", "openat", "openat2", "creat", "link", "linkat", "symlink",
+	"symlinkat", "mkdir", "mkdirat", "rmdir", "unlink", "unlinkat", "rename", "renameat",
+	"renameat2", "getxattr", "setxattr", "fgetxattr", "fsetxattr", "socket", "bind",
+	"listen", "shutdown", "epoll_ctl",
+};
+static const char *const wait_not_on_file[] = {
+	"read", "readv", "pread64", "preadv", "preadv2", "write", "writev", "pwrite64", "pwritev",
+	"pwritev2",
+};
+
+/* Exactly the calls of list (n names) have value in the column col reads; 0 for every other. */
+static void check_column(const char *col, unsigned (*of)(long), const char *const *list, size_t n,
+			 unsigned value)
+{
+	unsigned with = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		long nr = find(list[i]);
+		CHECK(nr >= 0, "%s missing", list[i]);
+		if (nr >= 0)
+			CHECK(of(nr) == value, "%s: %s %u, expected %u", list[i], col, of(nr), value);
+	}
+	for (long nr = 0; nr < FX_NR_SYSCALLS; nr++)
+		with += of(nr) == value;
+	CHECK(with == n, "%u calls with %s %u, expected %zu", with, col, value, n);
+}
+
+static unsigned restart_of(long nr) { return fx_sys_restart(nr); }
+static unsigned waits_of(long nr) { return fx_sys_waits(nr); }
+
 int main(void)
 {
 	check_invariants();
 	check_uring_set();
 	check_spots();
 	check_fds();
+	check_column("restart", restart_of, never_restarted, ARRAY_SIZE(never_restarted), FX_RESTART_NEVER);
+	check_column("restart", restart_of, not_restarted_if_timed, ARRAY_SIZE(not_restarted_if_timed),
+		     FX_RESTART_NOT_TIMED);
+	check_column("waits", waits_of, never_wait, ARRAY_SIZE(never_wait), FX_WAITS_NEVER);
+	check_column("waits", waits_of, wait_not_on_file, ARRAY_SIZE(wait_not_on_file),
+		     FX_WAITS_NOT_ON_FILE);
 	if (failures) {
 		fprintf(stderr, "systab_check: %d failure(s)\n", failures);
 		return 1;
