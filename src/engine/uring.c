@@ -675,6 +675,9 @@ static struct io_uring_sqe *get_sqe(struct flexsc_queue *q)
 		io_uring_submit(&q->ring->ring);
 		sqe = io_uring_get_sqe(&q->ring->ring);
 	}
+	/* under SQPOLL the slots free up once the kernel's thread has taken them */
+	while (!sqe && q->ring->sqpoll && io_uring_sqring_wait(&q->ring->ring) >= 0)
+		sqe = io_uring_get_sqe(&q->ring->ring);
 	return sqe;
 }
 
@@ -868,13 +871,15 @@ void fx_uring_add_chain(struct flexsc_queue *q, unsigned first)
 		len++;
 	if (io_uring_sq_space_left(&r->ring) < len)
 		io_uring_submit(&r->ring);
+	while (io_uring_sq_space_left(&r->ring) < len && r->sqpoll && io_uring_sqring_wait(&r->ring) >= 0)
+		;
 	for (unsigned i = first; i != FX_NIL; i = q->link[i]) {
 		struct io_uring_sqe *sqe = get_sqe(q);
 		struct flexsc_entry *e = &q->entries[i];
 		struct flexsc_entry local = *e;
 
 		if (!sqe) {
-			/* cannot happen: the SQ (twice the entries, or 128) has room for a chain; keep the results coherent */
+			/* the SQ (twice the entries, or 128) had no room even after a submission: keep the results coherent */
 			fx_queue_complete(q, i, -ECANCELED);
 			continue;
 		}
@@ -1097,7 +1102,7 @@ static bool fifo_open_retried(struct flexsc_queue *q, unsigned idx, int64_t res)
 	return true;
 }
 
-int fx_uring_harvest(struct flexsc_queue *q)
+static int harvest_cq(struct flexsc_queue *q)
 {
 	struct fx_uring *r = q->ring;
 	struct io_uring_cqe *cqe;
@@ -1146,10 +1151,19 @@ int fx_uring_harvest(struct flexsc_queue *q)
 		check_waiting(q);
 	if (rearmed)
 		io_uring_submit(&r->ring);
+	return n;
+}
+
+int fx_uring_harvest(struct flexsc_queue *q)
+{
+	struct io_uring *ring = &q->ring->ring;
+	int n = 0;
+
 	/* completions the CQ had no room for wait in the kernel: fetched now, not at the next sleep */
-	if (fx_unlikely(io_uring_cq_has_overflow(&r->ring)) && io_uring_get_events(&r->ring) >= 0 &&
-	    io_uring_cq_ready(&r->ring))
-		n += fx_uring_harvest(q);
+	do
+		n += harvest_cq(q);
+	while (fx_unlikely(io_uring_cq_has_overflow(ring)) && io_uring_get_events(ring) >= 0 &&
+	       io_uring_cq_ready(ring));
 	return n;
 }
 
