@@ -21,6 +21,7 @@
 #define FLEXSC_CORE_FENCE_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 
 enum {
 	FX_FENCE_FULL = 0,     /* both sides fence: no membarrier */
@@ -43,8 +44,13 @@ static inline void fx_fence_light(void)
 		atomic_thread_fence(memory_order_seq_cst);
 }
 
-/* The rare side's fence: between its store and its loads. */
-void fx_fence_heavy(void);
+/*
+ * The rare side's fence: between its store and its loads. False when it
+ * cannot vouch for the other side (membarrier refused by a seccomp filter
+ * the runtime did not see; the mode is FULL from then on): the caller
+ * then acts as if the other side might have missed its store.
+ */
+bool fx_fence_heavy(void);
 
 /*
  * Registers the process for membarrier(2) and turns the asymmetric mode

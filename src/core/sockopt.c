@@ -11,7 +11,7 @@
  * and unmark it when both are cleared; the completion of a call posted
  * through flexsc carries the mark to descriptors that inherit the timeout
  * (accept copies the listener's socket options, dup shares the socket) and
- * clears it on fresh ones (socket, open). A stale mark (a descriptor closed
+ * clears it on fresh ones (those whose result is one: systab.h, FX_FDS_RET). A stale mark (a descriptor closed
  * and its number reused outside flexsc) only sends calls the slower, always
  * correct way. Descriptors at or above FX_FD_TRACKED are treated as marked.
  */
@@ -80,7 +80,7 @@ void fx_fd_track_result(const struct flexsc_entry *e, int64_t ret)
 		if (e->args[1] == F_DUPFD || e->args[1] == F_DUPFD_CLOEXEC)
 			copy_marks(src, (int)ret);
 		break;
-	case FX_FDS_RET:
+	case FX_FDS_RET: /* a pair or a received descriptor keeps a stale mark: only slower (above) */
 		copy_marks(-1, (int)ret);
 		break;
 	}

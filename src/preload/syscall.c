@@ -118,14 +118,18 @@ static bool sandboxes(long nr, const long *a)
 
 /*
  * Before a sandbox closes: the runtime's threads that it could forbid
- * later; and no more membarrier, which the filter may forbid (a thread
- * that sends a signal or a cancel would call it: core/fence.h).
+ * later (the signal thread, the other carriers, and the monitor, whose
+ * second signal is what ends a call run in place when the first landed
+ * just before the call: without it, a sealed child's read hung in about
+ * one run of eight of seccomp_membarrier); and no more membarrier, which
+ * the filter may forbid (a thread that sends a signal or a cancel would
+ * call it: core/fence.h).
  */
 static void before_sandbox(long nr, const long *a)
 {
 	if (!fx_rt_active || !sandboxes(nr, a))
 		return;
-	fx_sig_thread_needed();
+	fx_rt_start_carriers(); /* and the signal thread */
 	if (installs_filter(nr, a))
 		fx_fence_stop_asym();
 }

@@ -228,6 +228,7 @@ static void *carrier_main(void *arg)
 	fx_ctx_switch(&c->native_sp, c->idle->sp, c->idle->tcb);
 	/* only an exclusive carrier comes back, once its uthread has exited */
 	c->in_rt = 1;
+	fx_monitor_unwatch(c);
 	flexsc_queue_destroy(c->q);
 	fx_uthread_free(c->idle);
 	__asm__ volatile("wrgsbase %0" : : "r"(0ul));

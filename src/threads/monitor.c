@@ -168,9 +168,78 @@ static bool handoff(struct fx_carrier *x, uint64_t now)
 }
 
 /* Every carrier asleep in its scheduler context, or parked: none can be blocked in a call. */
+/*
+ * Exclusive carriers (fx_exclusive_carrier: one uthread each, not in the
+ * slots the look below walks) whose uthread's call was to be interrupted:
+ * one run in place and marked (call_intr), or one posted to the carrier's
+ * queue, whose cancel inbox then waits for the carrier to come back from
+ * the call. The signal that ends the call may land just before the call
+ * enters the kernel; the same second signal as for the others, while the
+ * mark or the inbox stays. A sealed child's read hung without it
+ * (seccomp_membarrier). The carrier leaves the set before it is freed.
+ */
+#define WATCH_MAX 64
+static struct fx_carrier *watched[WATCH_MAX];
+static _Atomic unsigned nwatched; /* written under watch_lock; read without it as a hint */
+static _Atomic int watch_lock;
+
+void fx_monitor_watch(struct fx_carrier *c)
+{
+	bool have = false;
+
+	fx_spin_lock(&watch_lock);
+	unsigned n = atomic_load_explicit(&nwatched, memory_order_relaxed);
+	for (unsigned i = 0; i < n; i++)
+		have = have || watched[i] == c;
+	if (!have && n < WATCH_MAX) {
+		watched[n] = c;
+		atomic_store_explicit(&nwatched, n + 1, memory_order_relaxed);
+	}
+	fx_spin_unlock(&watch_lock);
+	/* a monitor waiting for a carrier to wake: this look is due a period from now */
+	if (atomic_load(&fx_monitor_waiting) && atomic_exchange(&fx_monitor_waiting, FX_MON_RUNS) == FX_MON_LONG)
+		fx_futex_wake(&fx_monitor_waiting, 1);
+}
+
+void fx_monitor_unwatch(struct fx_carrier *c)
+{
+	fx_spin_lock(&watch_lock);
+	unsigned n = atomic_load_explicit(&nwatched, memory_order_relaxed);
+	for (unsigned i = 0; i < n; i++)
+		if (watched[i] == c)
+			watched[i--] = watched[--n];
+	atomic_store_explicit(&nwatched, n, memory_order_relaxed);
+	fx_spin_unlock(&watch_lock);
+}
+
+/* The second signal to each watched carrier still in its marked call; whether one was sent. */
+static bool watch_look(void)
+{
+	bool sent = false;
+
+	fx_spin_lock(&watch_lock);
+	unsigned n = atomic_load_explicit(&nwatched, memory_order_relaxed);
+	for (unsigned i = 0; i < n; i++) {
+		struct fx_carrier *c = watched[i];
+		struct fx_uthread *ic = atomic_load(&c->in_call);
+		if ((ic && atomic_load(&c->call_intr) == ic) || atomic_load(&c->cancel_inbox)) {
+			fx_raw_syscall6(SYS_tgkill, getpid(), c->tid, FX_SIG_INTERRUPT, 0, 0, 0);
+			sent = true;
+		} else {
+			watched[i--] = watched[--n];
+		}
+	}
+	atomic_store_explicit(&nwatched, n, memory_order_relaxed);
+	fx_spin_unlock(&watch_lock);
+	return sent;
+}
+
 static bool all_asleep(void)
 {
 	unsigned n = __atomic_load_n(&fx_ncarriers, __ATOMIC_ACQUIRE);
+
+	if (atomic_load_explicit(&nwatched, memory_order_relaxed))
+		return false;
 
 	for (unsigned i = 0; i < n; i++) {
 		struct fx_carrier *c = fx_carriers[i];
@@ -327,6 +396,8 @@ static bool monitor_tick(uint64_t *due, bool first_looks)
 	bool balances = fx_ncores > 1 && atomic_load_explicit(&fx_in_use, memory_order_relaxed) > 1;
 
 	fx_sig_retry();
+	if (atomic_load_explicit(&nwatched, memory_order_relaxed) && watch_look())
+		acted = true;
 	for (unsigned i = 0; i < n; i++) {
 		struct fx_carrier *c = fx_carriers[i];
 		if (!c)

@@ -650,17 +650,32 @@ void fx_interrupt(struct fx_uthread *u)
 bool fx_interrupt_in_place(struct fx_uthread *u)
 {
 	struct fx_carrier *h = u->home;
+	bool here = h == fx_carrier_self();
 
-	if (!h)
+	/*
+	 * Not running: in no call on its carrier, and the loads of its next
+	 * one come after its store of RUNNING (seq_cst, every one of them),
+	 * which comes after this load, so they see the request (the caller's
+	 * store of it is seq_cst too). Spares the membarrier for a uthread
+	 * that sleeps, which most signals and cancels find.
+	 */
+	if (!h || atomic_load(&u->state) != FX_U_RUNNING)
 		return false;
-	if (h != fx_carrier_self())
-		fx_fence_heavy();
-	if (atomic_load_explicit(&h->in_call, memory_order_relaxed) != u)
+	bool sure = here || fx_fence_heavy();
+	bool in_call = atomic_load_explicit(&h->in_call, memory_order_relaxed) == u;
+	if (!in_call && sure)
 		return false;
-	atomic_store(&h->call_intr, u); /* the monitor asks again, should this signal be lost */
-	if (h != fx_carrier_self())
+	/*
+	 * In its call, or maybe about to start one unseen (the fence could not
+	 * vouch): the signal ends the call, or lands first and is a barrier on
+	 * that thread, and the monitor sends it again while the call is marked.
+	 */
+	atomic_store(&h->call_intr, u);
+	if (!here)
 		fx_raw_syscall6(SYS_tgkill, getpid(), h->tid, FX_SIG_INTERRUPT, 0, 0, 0);
-	return true;
+	if (h->own)
+		fx_monitor_watch(h); /* not in the slots the monitor looks at */
+	return in_call;
 }
 
 /* Makes u's exception-less call in flight, if any, come back early (-ECANCELED or -EINTR). */
@@ -687,6 +702,8 @@ void fx_interrupt_call(struct fx_uthread *u)
 			 */
 			if (c->own || flexsc_engine_in_use(fx_rt_instance) == FLEXSC_ENGINE_SYNC)
 				fx_raw_syscall6(SYS_tgkill, getpid(), c->tid, FX_SIG_INTERRUPT, 0, 0, 0);
+			if (c->own)
+				fx_monitor_watch(c); /* again while its inbox waits: it may have landed before the call */
 		}
 	}
 }
@@ -1083,6 +1100,12 @@ const uint64_t *fx_kthread_mask(const void *arg)
  * it starts with its creator's identity, as an NPTL thread does (a thread
  * made after its creator installed a seccomp filter, dropped capabilities
  * or changed its uid with the raw call used to run unfiltered, as root).
+ * So does one made on a carrier under the program's seccomp filter
+ * (fx_rt_sealed): there every call runs on its caller and the monitor
+ * cannot start spares (the filter may forbid a clone the program would
+ * not make), so a thread that shared a carrier and blocked in a call held
+ * up the others on it for good. Its kernel thread is cloned as NPTL's
+ * pthread_create would clone it, from the same thread, at the same call.
  * 0, or -errno (no kernel thread for it: the thread is not started).
  */
 int fx_uthread_start(struct fx_uthread *u)
@@ -1090,7 +1113,7 @@ int fx_uthread_start(struct fx_uthread *u)
 	struct fx_carrier *best = NULL, *self = fx_carrier_self();
 
 	u->sp = fx_ctx_make((uint8_t *)u->stack_lo + u->stack_size, uthread_main, u);
-	if (self && self->own && self->own == self->current) {
+	if (self && self->current && ((self->own && self->own == self->current) || fx_rt_sealed())) {
 		int err;
 		self->in_rt = 1;
 		struct fx_carrier *k = fx_exclusive_carrier(u, &err);
@@ -1221,7 +1244,7 @@ long fx_rt_syscall_on(struct fx_carrier *c, long nr, unsigned nargs, const uint6
 			 * batch is its own call). Store of in_call, light fence, then
 			 * the loads of the requests; a canceller or a signal's sender
 			 * stores its request, heavy fence, then loads in_call
-			 * (fx_interrupt_call): one of the two sees the other
+			 * (fx_interrupt_in_place): one of the two sees the other
 			 * (core/fence.h: the two locked exchanges this took on every
 			 * call were 5-10 ns of a 135 ns write). Asked before it
 			 * starts: the call does not start (it starts after the
@@ -1265,7 +1288,7 @@ long fx_rt_syscall_on(struct fx_carrier *c, long nr, unsigned nargs, const uint6
 			fx_identity_read(&caller);
 			err = fx_overflow_submit(self, nr, args, &caller);
 			if (err)
-				atomic_store_explicit(&self->state, FX_U_RUNNING, memory_order_relaxed);
+				atomic_store(&self->state, FX_U_RUNNING); /* seq_cst: see fx_interrupt_in_place */
 			else
 				c->overflowed++;
 		} else if (!err) {

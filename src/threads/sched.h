@@ -60,6 +60,10 @@ static inline bool fx_slot_in_use(const struct fx_carrier *c)
  */
 enum { FX_MON_RUNS = 0, FX_MON_SHORT = 1, FX_MON_LONG = 2 };
 extern _Atomic uint32_t fx_monitor_waiting;
+/* An exclusive carrier whose in-place call is marked for interruption: the monitor signals it again (monitor.c). */
+void fx_monitor_watch(struct fx_carrier *c);
+/* ... and no more: before the carrier is freed. */
+void fx_monitor_unwatch(struct fx_carrier *c);
 
 /* sched.c, for the monitor: the wake path's slices and looks at a carrier, which the monitor's looks share */
 

@@ -232,7 +232,7 @@ static void uthread_sleep(struct fx_waiter *w, uint64_t deadline)
 		if (fx_sig_due(u) &&
 		    atomic_compare_exchange_strong(&w->state, &expect, to)) {
 			/* a signal came before the sleep: nobody wakes u for it */
-			atomic_store_explicit(&u->state, FX_U_RUNNING, memory_order_relaxed);
+			atomic_store(&u->state, FX_U_RUNNING); /* seq_cst: see fx_interrupt_in_place */
 		} else {
 			if (deadline != UINT64_MAX)
 				timer_add(fx_carrier_self(), w);
