@@ -191,7 +191,8 @@ void fx_monitor_watch(struct fx_carrier *c)
 	unsigned n = atomic_load_explicit(&nwatched, memory_order_relaxed);
 	for (unsigned i = 0; i < n; i++)
 		have = have || watched[i] == c;
-	if (!have && n < WATCH_MAX) {
+	/* one whose uthread has exited leaves the set (fx_monitor_unwatch) and is freed: not again */
+	if (!have && n < WATCH_MAX && !atomic_load(&c->own_exited)) {
 		watched[n] = c;
 		atomic_store_explicit(&nwatched, n + 1, memory_order_relaxed);
 	}
