@@ -480,6 +480,7 @@ by = {}
 by_call = {}
 hist = {}
 spec = {}
+monitor = {}
 engines = set()
 for f in sys.argv[1:]:
     try:
@@ -501,6 +502,11 @@ for f in sys.argv[1:]:
             by[k] = by.get(k, 0) + int(v)
         for b, v in re.findall(r"(\d+)\+:(\d+)", m.group(8) or ""):
             hist[b] = hist.get(b, 0) + int(v)
+    for m in re.finditer(r"^flexsc-run: the monitor looked (\d+) times \((\d+) a time slice asked for, (\d+) after a carrier woke it\)", text, re.M):
+        for k, v in zip(("looks", "slice_looks", "woken_looks"), m.groups()):
+            monitor[k] = monitor.get(k, 0) + int(v)
+    for m in re.finditer(r"^flexsc-run: (\d+) times a thread that computed gave way", text, re.M):
+        monitor["preempts"] = monitor.get("preempts", 0) + int(m.group(1))
     for m in re.finditer(r"^flexsc-run: carrier \d+: specialization: windows local (\d+) remote (\d+), (\d+) switches, (\d+) probes, (\d+) kept$", text, re.M):
         for k, v in zip(("local_windows", "remote_windows", "switches", "probes", "kept"), m.groups()):
             spec[k] = spec.get(k, 0) + int(v)
@@ -514,6 +520,8 @@ r = {"processes": procs, "engine": " ".join(sorted(engines)), "calls": calls, "s
      "by_call": dict(sorted(by_call.items(), key=lambda kv: -kv[1])[:12])}
 if spec:
     r["specialization"] = spec
+if monitor:
+    r["monitor"] = monitor
 print(json.dumps(r if procs else None, separators=(",", ":")))
 EOF
 }

@@ -179,6 +179,11 @@ __attribute__((destructor)) static void preload_stats(void)
 		fprintf(out, "flexsc-run: %llu times a thread that computed gave way to others waiting "
 				"(time-slicing)\n",
 			(unsigned long long)fx_preempt_count());
+	uint64_t slice_looks, woken_looks, looks = fx_rt_monitor_looks(&slice_looks, &woken_looks);
+	if (looks)
+		fprintf(out, "flexsc-run: the monitor looked %llu times (%llu a time slice asked for, %llu after "
+				"a carrier woke it)\n",
+			(unsigned long long)looks, (unsigned long long)slice_looks, (unsigned long long)woken_looks);
 	if (fx_rt_handoffs())
 		fprintf(out, "flexsc-run: %llu cores handed from a carrier blocked in the kernel to a spare "
 				"(%u spares started)\n",

@@ -467,6 +467,16 @@ static bool monitor_tick(uint64_t *due, bool first_looks)
 	return acted;
 }
 
+/* What --stats tells of the monitor: its looks, those a slice asked for, those after a carrier woke it. */
+static _Atomic uint64_t looks, slice_looks, woken_looks;
+
+uint64_t fx_rt_monitor_looks(uint64_t *slice, uint64_t *woken)
+{
+	*slice = atomic_load_explicit(&slice_looks, memory_order_relaxed);
+	*woken = atomic_load_explicit(&woken_looks, memory_order_relaxed);
+	return atomic_load_explicit(&looks, memory_order_relaxed);
+}
+
 /* Sleeps until CLOCK_MONOTONIC reads `until` (ns). */
 static void sleep_until(uint64_t until)
 {
@@ -503,6 +513,8 @@ static void monitor_wait(uint64_t period)
 			fx_futex_wait(&fx_monitor_waiting, FX_MON_LONG, &second);
 			/* woken: a period from now; the bound's end (still FX_MON_LONG): a look now */
 			until = atomic_load(&fx_monitor_waiting) == FX_MON_LONG ? 0 : fx_now_ns() + period;
+			if (until)
+				atomic_fetch_add_explicit(&woken_looks, 1, memory_order_relaxed);
 		}
 	}
 	atomic_store(&fx_monitor_waiting, FX_MON_RUNS);
@@ -520,6 +532,9 @@ void *fx_monitor_main(void *arg)
 	fx_raw_syscall6(SYS_prctl, PR_SET_NAME, (long)"flexsc-monitor", 0, 0, 0, 0);
 	for (;;) {
 		monitor_wait(next);
+		atomic_fetch_add_explicit(&looks, 1, memory_order_relaxed);
+		if (!of_period)
+			atomic_fetch_add_explicit(&slice_looks, 1, memory_order_relaxed);
 		uint64_t due = UINT64_MAX;
 		bool acted = monitor_tick(&due, of_period || period == FX_MON_MIN_NS);
 		if (acted)

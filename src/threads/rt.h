@@ -458,6 +458,8 @@ bool fx_rt_monitor_runs(void);
 unsigned fx_rt_in_use(uint64_t *changes);
 /* Cores handed from a carrier blocked in the kernel to a spare, since start (the monitor, monitor.c) */
 uint64_t fx_rt_handoffs(void);
+/* The monitor's looks (monitor.c); *slice: those a time slice asked for; *woken: those after a carrier woke it. */
+uint64_t fx_rt_monitor_looks(uint64_t *slice, uint64_t *woken);
 void fx_rt_start_carriers(void);
 void fx_block(void);
 /* Starts u (sched.c says where); 0 or -errno. */
