@@ -6,7 +6,7 @@
 #include "preload/real.h"
 #include "threads/rt.h"
 
-/* Exits the calling uthread with PTHREAD_CANCELED, out of a signal handler only (cancel.c). */
+/* Exits the calling uthread with PTHREAD_CANCELED, unless it runs a signal handler (cancel.c). */
 void fx_cancel_act(void);
 
 /*
