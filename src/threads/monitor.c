@@ -167,7 +167,6 @@ static bool handoff(struct fx_carrier *x, uint64_t now)
 	return true;
 }
 
-/* Every carrier asleep in its scheduler context, or parked: none can be blocked in a call. */
 /*
  * Exclusive carriers (fx_exclusive_carrier: one uthread each, not in the
  * slots the look below walks) whose uthread's call was to be interrupted:
@@ -197,9 +196,7 @@ void fx_monitor_watch(struct fx_carrier *c)
 		atomic_store_explicit(&nwatched, n + 1, memory_order_relaxed);
 	}
 	fx_spin_unlock(&watch_lock);
-	/* a monitor waiting for a carrier to wake: this look is due a period from now */
-	if (atomic_load(&fx_monitor_waiting) && atomic_exchange(&fx_monitor_waiting, FX_MON_RUNS) == FX_MON_LONG)
-		fx_futex_wake(&fx_monitor_waiting, 1);
+	fx_monitor_nudge(); /* its look is due a period from now */
 }
 
 void fx_monitor_unwatch(struct fx_carrier *c)
@@ -235,6 +232,10 @@ static bool watch_look(void)
 	return sent;
 }
 
+/*
+ * Every carrier asleep in its scheduler context, or parked: none can be
+ * blocked in a call; and no exclusive carrier watched.
+ */
 static bool all_asleep(void)
 {
 	unsigned n = __atomic_load_n(&fx_ncarriers, __ATOMIC_ACQUIRE);

@@ -835,8 +835,7 @@ static void idle_sleep(struct fx_carrier *c)
 	}
 	atomic_store(&c->sleeping, FX_C_AWAKE);
 	/* seq_cst store, then this load; the monitor stores, then looks at sleeping */
-	if (fx_unlikely(atomic_load(&fx_monitor_waiting)) && atomic_exchange(&fx_monitor_waiting, FX_MON_RUNS) == FX_MON_LONG)
-		fx_futex_wake(&fx_monitor_waiting, 1);
+	fx_monitor_nudge();
 	if (fx_rt_specialize)
 		c->idle_ns += fx_now_ns() - t0;
 }

@@ -60,6 +60,12 @@ static inline bool fx_slot_in_use(const struct fx_carrier *c)
  */
 enum { FX_MON_RUNS = 0, FX_MON_SHORT = 1, FX_MON_LONG = 2 };
 extern _Atomic uint32_t fx_monitor_waiting;
+/* Ends the monitor's wait for a carrier to wake (FX_MON_LONG): its next look is due a period from now. */
+static inline void fx_monitor_nudge(void)
+{
+	if (fx_unlikely(atomic_load(&fx_monitor_waiting)) && atomic_exchange(&fx_monitor_waiting, FX_MON_RUNS) == FX_MON_LONG)
+		fx_futex_wake(&fx_monitor_waiting, 1);
+}
 /* An exclusive carrier whose in-place call is marked for interruption: the monitor signals it again (monitor.c). */
 void fx_monitor_watch(struct fx_carrier *c);
 /* ... and no more: before the carrier is freed. */
