@@ -66,8 +66,7 @@ static long call(long nr, unsigned n, uint64_t a0, uint64_t a1, uint64_t a2, uin
 	const struct fx_uthread *u = c && cancellation_point(nr) ? c->current : NULL;
 
 	fx_testcancel_of(u);
-	long r = c ? fx_rt_syscall_on(c, nr, n, args)
-		   : fx_raw_syscall6(nr, (long)a0, (long)a1, (long)a2, (long)a3, (long)a4, (long)a5);
+	long r = fx_rt_syscall_on(c, nr, n, args); /* a direct call where c is NULL */
 	fx_fd_made(nr, args, r); /* also when the call ran directly, not posted */
 	fx_testcancel_of(u); /* a call cancelled in flight comes back -ECANCELED: the thread exits */
 	return fx_libc_ret(r);
