@@ -47,6 +47,21 @@
  * Waking for syscall-thread completions while asleep in io_uring_enter: an
  * eventfd read is armed on the ring, and the syscall threads write to the
  * eventfd when the owner says it sleeps that way.
+ *
+ * Completions that come later than the submit (a read that waited for
+ * data) are task work the kernel runs on the owner's thread. By default
+ * the kernel announces it as a signal would (TIF_NOTIFY_SIGNAL), which
+ * ends any wait the owner is in and the kernel never restarts: a
+ * semtimedop, an epoll_pwait2, a msgrcv that a uthread made on that
+ * carrier failed with EINTR as soon as another uthread's read completed.
+ * So FlexSC-Threads' rings without SQPOLL are made with
+ * IORING_SETUP_DEFER_TASKRUN (Linux 6.1; it needs SINGLE_ISSUER, which the
+ * owner is): the work waits until the owner asks for completions (its
+ * harvest, its sleep in io_uring_enter), and IORING_SETUP_TASKRUN_FLAG
+ * sets IORING_SQ_TASKRUN meanwhile, which the harvest looks at. Only the
+ * owner may then wait for completions, which the library's API allows
+ * any thread (a queue passed on with a lock): its rings do without. Under
+ * SQPOLL the kernel's thread submits, and the task work is its own.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -231,8 +246,16 @@ int fx_uring_create(struct flexsc_queue *q)
 		}
 	} else {
 		p.flags |= IORING_SETUP_SINGLE_ISSUER;
+		/* only the owner may then reap: the runtime's queues; a library user's may be passed on */
+		if (q->fx->rings_later)
+			p.flags |= IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
 	}
 	err = io_uring_queue_init_params(sq, &r->ring, &p);
+	if (err == -EINVAL && (p.flags & IORING_SETUP_DEFER_TASKRUN)) {
+		/* Linux 6.0 */
+		p.flags &= ~(IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_TASKRUN_FLAG);
+		err = io_uring_queue_init_params(sq, &r->ring, &p);
+	}
 	if (err == -EINVAL && (p.flags & IORING_SETUP_SINGLE_ISSUER)) {
 		/* kernels before 6.0 */
 		p.flags &= ~IORING_SETUP_SINGLE_ISSUER;
@@ -1154,16 +1177,27 @@ static int harvest_cq(struct flexsc_queue *q)
 	return n;
 }
 
+/*
+ * Whether completions wait in the kernel: ones the CQ had no room for, or
+ * deferred task work (IORING_SQ_TASKRUN), which only the owner's
+ * io_uring_enter runs.
+ */
+static bool cq_needs_flush(const struct io_uring *ring)
+{
+	return IO_URING_READ_ONCE(*ring->sq.kflags) & (IORING_SQ_CQ_OVERFLOW | IORING_SQ_TASKRUN);
+}
+
 int fx_uring_harvest(struct flexsc_queue *q)
 {
 	struct io_uring *ring = &q->ring->ring;
 	int n = 0;
 
-	/* completions the CQ had no room for wait in the kernel: fetched now, not at the next sleep */
+	/* fetched now, not at the next sleep */
+	if (cq_needs_flush(ring))
+		io_uring_get_events(ring);
 	do
 		n += harvest_cq(q);
-	while (fx_unlikely(io_uring_cq_has_overflow(ring)) && io_uring_get_events(ring) >= 0 &&
-	       io_uring_cq_ready(ring));
+	while (fx_unlikely(cq_needs_flush(ring)) && io_uring_get_events(ring) >= 0 && io_uring_cq_ready(ring));
 	return n;
 }
 

@@ -3,8 +3,9 @@
  * The waits, on every engine: flexsc_wait_one, _any, _all and flexsc_wait,
  * with pipes whose reads block until another thread writes; relative
  * timeouts (-ETIME, and nothing collected by wait_all when it times out);
- * flexsc_wait's count of done, uncollected calls; and flexsc_reap's order
- * (oldest completion first, each with its cookie).
+ * flexsc_wait's count of done, uncollected calls; flexsc_reap's order
+ * (oldest completion first, each with its cookie); and a wait on a queue
+ * that another thread made and posted to.
  *
  * With the sync engine a read on an empty pipe blocks the owner itself at
  * flush time, so a writer thread must release it, and a timeout can never
@@ -331,6 +332,66 @@ static void many(enum flexsc_engine eng)
 	t_close(fx, q);
 }
 
+/*
+ * A queue passed on (flexsc.h: one thread at a time, with external
+ * locking): a thread makes it, posts a read that blocks and flushes it,
+ * then leaves it alone (alive: io_uring cancels the requests of a thread
+ * that exits); another waits for the read there. A ring whose completions
+ * only its maker could take (io_uring's DEFER_TASKRUN) never gave it the
+ * result: the wait timed out (the 30-s bound).
+ */
+struct handed {
+	enum flexsc_engine eng;
+	struct flexsc *fx;
+	struct flexsc_queue *q;
+	flexsc_call_t call;
+	int fd;
+	char buf[16];
+	pthread_barrier_t posted, done;
+};
+
+static void *make_and_post(void *arg)
+{
+	struct handed *h = arg;
+
+	t_open(h->eng, &h->fx, &h->q, NULL);
+	h->call = post_read(h->q, h->fd, h->buf, sizeof(h->buf), NULL);
+	CHECK(h->call != 0);
+	CHECK(flexsc_flush(h->q) >= 0);
+	pthread_barrier_wait(&h->posted); /* the queue is the other thread's now */
+	pthread_barrier_wait(&h->done);
+	return NULL;
+}
+
+static void handed_over(enum flexsc_engine eng, bool sync)
+{
+	const struct timespec long_ts = { 30, 0 };
+	struct handed h = { .eng = eng };
+	pthread_t t;
+	int p[2];
+	int64_t r;
+
+	if (sync)
+		return; /* the read would run, and block, at its maker's flush */
+	CHECK_EQ(pipe(p), 0);
+	h.fd = p[0];
+	pthread_barrier_init(&h.posted, NULL, 2);
+	pthread_barrier_init(&h.done, NULL, 2);
+	CHECK_EQ(pthread_create(&t, NULL, make_and_post, &h), 0);
+	pthread_barrier_wait(&h.posted);
+	CHECK_EQ(write(p[1], "passed", 6), 6);
+	CHECK_EQ(flexsc_wait_one(h.q, h.call, &r, &long_ts), 0);
+	CHECK_EQ(r, 6);
+	CHECK(!memcmp(h.buf, "passed", 6));
+	pthread_barrier_wait(&h.done);
+	CHECK_EQ(pthread_join(t, NULL), 0);
+	pthread_barrier_destroy(&h.posted);
+	pthread_barrier_destroy(&h.done);
+	t_close(h.fx, h.q);
+	close(p[0]);
+	close(p[1]);
+}
+
 int main(void)
 {
 	devnull = open("/dev/null", O_RDWR);
@@ -345,6 +406,7 @@ int main(void)
 		enum flexsc_engine used = flexsc_engine_in_use(fx);
 		bool sync = used == FLEXSC_ENGINE_SYNC;
 		blocked_reads(q, sync);
+		handed_over(eng, sync);
 		/* the pipe calls went where the engine sends them: all of them (5 reads, 1 write) */
 		struct flexsc_stats st;
 		CHECK_EQ(flexsc_queue_stats(q, &st), 0);
