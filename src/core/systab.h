@@ -29,6 +29,7 @@ struct fx_sysdesc {
 	uint8_t fds;        /* FX_FDS_*: what it does to the descriptor table */
 	uint8_t restart;    /* FX_RESTART_*: whether a handler with SA_RESTART restarts it */
 	uint8_t waits;      /* FX_WAITS_*: whether it may wait for an event */
+	uint8_t timeout;    /* FX_TIMEOUT_*: where its timeout is, for a restart with the time left */
 };
 
 /*
@@ -59,6 +60,28 @@ enum fx_waits {
 	FX_WAITS_MAY = 0,
 	FX_WAITS_NEVER,
 	FX_WAITS_NOT_ON_FILE,
+};
+
+/*
+ * Where a call's timeout is, for the runtime's restart of a call that
+ * something of its own cut short with EINTR, no handler of the program
+ * having run (threads/timeleft.h): the call goes on for the time it has
+ * left, as on NPTL, where nothing cut it short. NONE: no timeout, or one
+ * the kernel counts down itself (select, pselect6 and ppoll write the
+ * time left back; the sleeps and futex waits resume through the kernel's
+ * restart block). recvmmsg's own timeout (args[4]) is looked at only
+ * between datagrams; its socket's is what it waits with. SO_RCV and SO_SND: the socket's receive or
+ * send timeout, which reads and writes on a socket obey too: exactly the
+ * calls whose restart column is FX_RESTART_NOT_TIMED.
+ */
+enum fx_timeout {
+	FX_TIMEOUT_NONE = 0,
+	FX_TIMEOUT_MS_A2, /* int milliseconds in args[2], negative: none (poll) */
+	FX_TIMEOUT_MS_A3, /* ... in args[3] (epoll_wait, epoll_pwait) */
+	FX_TIMEOUT_TS_A3, /* a relative struct timespec * in args[3], NULL: none */
+	FX_TIMEOUT_TS_A4, /* ... in args[4] (io_getevents, io_pgetevents) */
+	FX_TIMEOUT_SO_RCV,
+	FX_TIMEOUT_SO_SND,
 };
 
 /*
@@ -114,7 +137,7 @@ static inline unsigned fx_sys_fds(long nr)
 	return nr >= 0 && nr < FX_NR_SYSCALLS ? fx_systab[nr].fds : FX_FDS_NONE;
 }
 
-/* The restart and waits columns of call nr (the defaults for a number out of the table). */
+/* The restart, waits and timeout columns of call nr (the defaults for a number out of the table). */
 static inline unsigned fx_sys_restart(long nr)
 {
 	return nr >= 0 && nr < FX_NR_SYSCALLS ? fx_systab[nr].restart : FX_RESTART_SA;
@@ -123,6 +146,11 @@ static inline unsigned fx_sys_restart(long nr)
 static inline unsigned fx_sys_waits(long nr)
 {
 	return nr >= 0 && nr < FX_NR_SYSCALLS ? fx_systab[nr].waits : FX_WAITS_MAY;
+}
+
+static inline unsigned fx_sys_timeout(long nr)
+{
+	return nr >= 0 && nr < FX_NR_SYSCALLS ? fx_systab[nr].timeout : FX_TIMEOUT_NONE;
 }
 
 /*

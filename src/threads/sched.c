@@ -69,6 +69,7 @@
 #include "threads/rt.h"
 #include "threads/sched.h"
 #include "threads/signals.h"
+#include "threads/timeleft.h"
 #include "threads/ufutex.h"
 #include "threads/waiter.h"
 
@@ -1191,6 +1192,36 @@ static void side_signal(struct fx_carrier *c, long nr, const uint64_t *a, int64_
 }
 
 /*
+ * A call cut short, with EINTR or, not run, -ECANCELED: whether it starts
+ * again (else *r is its result). Once one of its tries had started, the
+ * program saw one call all along, as on NPTL: a handler that ran ends it
+ * as the kernel's rules say (without SA_RESTART, or for calls never
+ * restarted: EINTR), and it goes on for the time it has left (its result
+ * at its timeout when that is up). A call none of whose tries started
+ * starts afresh after the handler, with its whole timeout.
+ */
+static bool again(struct fx_time_left *t, struct fx_uthread *self, bool *begun, bool unstarted, long nr,
+		  uint64_t *args, int64_t *r)
+{
+	long ret;
+
+	if (!*begun && unstarted) {
+		self->handled = 0;
+		fx_timeout_afresh(t, nr, args);
+		return true;
+	}
+	*begun = true;
+	if (self->handled == 2 || (self->handled && fx_never_restarted(nr, args))) {
+		*r = -EINTR;
+		return false;
+	}
+	if (fx_timeout_again(t, nr, args, &ret))
+		return true;
+	*r = ret;
+	return false;
+}
+
+/*
  * Exception-less execution of one system call for the calling uthread;
  * a direct system call anywhere else (a thread that is not a carrier, the
  * runtime itself, a signal handler). c is fx_carrier_self(), which a
@@ -1222,8 +1253,11 @@ long fx_rt_syscall_on(struct fx_carrier *c, long nr, unsigned nargs, const uint6
 	 * the open of a FIFO waited for ever for a writer that could not run.
 	 */
 	bool refused = false;
+	struct fx_time_left timeout;
+	bool begun = false; /* one of its tries started */
 
 	self->handled = 0;
+	fx_timeout_begin(&timeout, nr, args);
 	for (;;) {
 		bool inl = fx_rt_inline || alone(c) || refused;
 		/*
@@ -1313,8 +1347,12 @@ ran_here:
 				/* a poke that came meanwhile could not raise its signal in the runtime */
 				if (fx_unlikely(atomic_load_explicit(&self->sigpending, memory_order_relaxed)))
 					fx_raise_pending();
-				/* cut short by the runtime's interrupt, or a handler: as below */
-				if (!inl || r != -EINTR || fx_cancel_pending(self)) {
+				/*
+				 * Cut short by a handler, or by the runtime (its interrupt,
+				 * its poke, io_uring's task work for this carrier's ring):
+				 * as below.
+				 */
+				if (r != -EINTR || fx_cancel_pending(self)) {
 					/*
 					 * A call run here is a switch point, as a posted one is:
 					 * the uthreads queued on this carrier, and the sleepers
@@ -1327,10 +1365,8 @@ ran_here:
 						fx_yield();
 					return r;
 				}
-				if (!unstarted && (self->handled == 2 || (self->handled && fx_never_restarted(nr, args))))
-					return -EINTR;
-				if (unstarted)
-					self->handled = 0; /* the call starts afresh: the handler ran before it */
+				if (!again(&timeout, self, &begun, unstarted, nr, args, &r))
+					return r;
 				c = fx_carrier_self(); /* a handler may have blocked, and moved it */
 				continue;
 			}
@@ -1385,10 +1421,8 @@ ran_here:
 		 * counts as not started.
 		 */
 		unstarted = r == -ECANCELED && (!self->cancelled_waited || fx_call_never_waits(nr, args));
-		if (!unstarted && (self->handled == 2 || (self->handled && fx_never_restarted(nr, args))))
-			return -EINTR;
-		if (unstarted)
-			self->handled = 0; /* the call starts afresh: the handler ran before it */
+		if (!again(&timeout, self, &begun, unstarted, nr, args, &r))
+			return r;
 		c = fx_carrier_self();
 	}
 }

@@ -297,6 +297,23 @@ static const char *const wait_not_on_file[] = {
 	"pwritev2",
 };
 
+/*
+ * Where the timeout is that the kernel does not count down when a call is
+ * started again (epoll_wait(2), poll(2), semop(2), io_getevents(2)), and
+ * the socket calls that obey SO_RCVTIMEO or SO_SNDTIMEO (socket(7)), which
+ * are those not restarted when the socket has a timeout.
+ */
+static const char *const timeout_ms_a2[] = { "poll" };
+static const char *const timeout_ms_a3[] = { "epoll_wait", "epoll_pwait" };
+static const char *const timeout_ts_a3[] = { "semtimedop", "epoll_pwait2" };
+static const char *const timeout_ts_a4[] = { "io_getevents", "io_pgetevents" };
+static const char *const timeout_so_rcv[] = {
+	"read", "readv", "recvfrom", "recvmsg", "recvmmsg", "accept", "accept4",
+};
+static const char *const timeout_so_snd[] = {
+	"write", "writev", "sendto", "sendmsg", "sendmmsg", "connect",
+};
+
 /* Exactly the calls of list (n names) have value in the column col reads; 0 for every other. */
 static void check_column(const char *col, unsigned (*of)(long), const char *const *list, size_t n,
 			 unsigned value)
@@ -316,6 +333,20 @@ static void check_column(const char *col, unsigned (*of)(long), const char *cons
 
 static unsigned restart_of(long nr) { return fx_sys_restart(nr); }
 static unsigned waits_of(long nr) { return fx_sys_waits(nr); }
+static unsigned timeout_of(long nr) { return fx_sys_timeout(nr); }
+
+/* A socket's timeout is what keeps a socket call from restarting: one set of calls. */
+static void check_socket_timeouts(void)
+{
+	for (long nr = 0; nr < FX_NR_SYSCALLS; nr++) {
+		unsigned t = fx_sys_timeout(nr);
+		bool so = t == FX_TIMEOUT_SO_RCV || t == FX_TIMEOUT_SO_SND;
+		CHECK(so == (fx_sys_restart(nr) == FX_RESTART_NOT_TIMED), "%s: timeout %u, restart %u",
+		      fx_systab[nr].name, t, fx_sys_restart(nr));
+	}
+	CHECK(fx_sys_timeout(-1) == FX_TIMEOUT_NONE && fx_sys_timeout(FX_NR_SYSCALLS) == FX_TIMEOUT_NONE,
+	      "out of range");
+}
 
 int main(void)
 {
@@ -329,6 +360,13 @@ int main(void)
 	check_column("waits", waits_of, never_wait, ARRAY_SIZE(never_wait), FX_WAITS_NEVER);
 	check_column("waits", waits_of, wait_not_on_file, ARRAY_SIZE(wait_not_on_file),
 		     FX_WAITS_NOT_ON_FILE);
+	check_column("timeout", timeout_of, timeout_ms_a2, ARRAY_SIZE(timeout_ms_a2), FX_TIMEOUT_MS_A2);
+	check_column("timeout", timeout_of, timeout_ms_a3, ARRAY_SIZE(timeout_ms_a3), FX_TIMEOUT_MS_A3);
+	check_column("timeout", timeout_of, timeout_ts_a3, ARRAY_SIZE(timeout_ts_a3), FX_TIMEOUT_TS_A3);
+	check_column("timeout", timeout_of, timeout_ts_a4, ARRAY_SIZE(timeout_ts_a4), FX_TIMEOUT_TS_A4);
+	check_column("timeout", timeout_of, timeout_so_rcv, ARRAY_SIZE(timeout_so_rcv), FX_TIMEOUT_SO_RCV);
+	check_column("timeout", timeout_of, timeout_so_snd, ARRAY_SIZE(timeout_so_snd), FX_TIMEOUT_SO_SND);
+	check_socket_timeouts();
 	if (failures) {
 		fprintf(stderr, "systab_check: %d failure(s)\n", failures);
 		return 1;
