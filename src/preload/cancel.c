@@ -91,31 +91,6 @@ FX_EXPORT int pthread_cancel(pthread_t thread)
 	return 0;
 }
 
-/*
- * msgrcv and msgsnd: cancellation points the runtime does not serve, whose
- * waits the kernel never restarts after a handler, so a deferred cancel's
- * poke (pthread_cancel above) ends them with EINTR; the cancel acts here,
- * as on NPTL, where it acts in the wait (the thread returned from msgrcv
- * uncancelled before, or waited for ever).
- */
-FX_EXPORT ssize_t msgrcv(int id, void *msg, size_t size, long type, int flags)
-{
-	ssize_t r = REAL(msgrcv)(id, msg, size, type, flags);
-
-	if (r < 0 && errno == EINTR && fx_rt_active)
-		fx_testcancel();
-	return r;
-}
-
-FX_EXPORT int msgsnd(int id, const void *msg, size_t size, int flags)
-{
-	int r = REAL(msgsnd)(id, msg, size, flags);
-
-	if (r < 0 && errno == EINTR && fx_rt_active)
-		fx_testcancel();
-	return r;
-}
-
 FX_EXPORT int pthread_setcancelstate(int state, int *old)
 {
 	struct fx_uthread *u = fx_rt_active ? fx_uthread_self() : NULL;

@@ -24,7 +24,9 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/msg.h>
 #include <sys/select.h>
+#include <sys/sem.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -36,6 +38,7 @@
 #include "preload/cancel.h"
 #include "preload/real.h"
 #include "threads/signals.h"
+#include "threads/timeleft.h"
 #include "threads/waiter.h"
 
 #define A(x) ((uint64_t)(uintptr_t)(x))
@@ -50,17 +53,41 @@ static bool cancellation_point(long nr)
 	case SYS_fsync: case SYS_fdatasync: case SYS_accept: case SYS_accept4:
 	case SYS_connect: case SYS_recvfrom: case SYS_recvmsg: case SYS_sendto:
 	case SYS_sendmsg: case SYS_poll: case SYS_ppoll: case SYS_select:
-	case SYS_pselect6: case SYS_epoll_wait:
+	case SYS_pselect6: case SYS_epoll_wait: case SYS_epoll_pwait2:
+	case SYS_msgrcv: case SYS_msgsnd:
 		return true;
 	default:
 		return false;
 	}
 }
 
+/*
+ * Without the runtime (it could not start: the program runs on NPTL), a
+ * cancellation point is made one as glibc once made them: asynchronous
+ * cancellation for the call's duration (pthread_setcanceltype acts on a
+ * cancel already pending). The raw call alone was none: a thread
+ * cancelled in a read waited for ever.
+ */
+static long nptl_cancellation_point(long nr, const uint64_t *a)
+{
+	int old;
+
+	REAL(pthread_setcanceltype)(PTHREAD_CANCEL_ASYNCHRONOUS, &old);
+	long r = fx_raw_syscall6(nr, (long)a[0], (long)a[1], (long)a[2], (long)a[3], (long)a[4], (long)a[5]);
+	REAL(pthread_setcanceltype)(old, NULL);
+	return r;
+}
+
 static long call(long nr, unsigned n, uint64_t a0, uint64_t a1, uint64_t a2, uint64_t a3,
 		 uint64_t a4, uint64_t a5)
 {
 	uint64_t args[6] = { a0, a1, a2, a3, a4, a5 };
+
+	if (fx_unlikely(!fx_rt_active) && cancellation_point(nr)) {
+		long r = nptl_cancellation_point(nr, args);
+		fx_fd_made(nr, args, r);
+		return fx_libc_ret(r);
+	}
 	struct fx_carrier *c = fx_rt_active ? fx_carrier_self() : NULL; /* read once: a few ns each */
 	/* the same uthread after the call, wherever it ran */
 	const struct fx_uthread *u = c && cancellation_point(nr) ? c->current : NULL;
@@ -475,26 +502,17 @@ static void masked_end(struct masked_wait *m)
 	errno = err;
 }
 
-/* What is left of the timeout ts that began at m->start (ts itself on the first call, or when invalid). */
+/* What is left of the timeout ts that began at m->start (ts itself on the first call). */
 static const struct timespec *ts_left(const struct masked_wait *m, const struct timespec *ts, bool again,
 				      struct timespec *left)
 {
-	if (!ts || !again || ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000L)
-		return ts;
-	uint64_t total = fx_ts_ns_sat(ts), spent = fx_now_ns() - m->start;
-	uint64_t rest = spent < total ? total - spent : 0;
-	left->tv_sec = (time_t)(rest / 1000000000u);
-	left->tv_nsec = (long)(rest % 1000000000u);
-	return left;
+	return again ? fx_ts_left(ts, m->start, left) : ts;
 }
 
 /* The same for a timeout in milliseconds (negative: none). */
 static int ms_left(const struct masked_wait *m, int timeout, bool again)
 {
-	if (timeout <= 0 || !again)
-		return timeout;
-	uint64_t spent = (fx_now_ns() - m->start) / 1000000u;
-	return spent < (uint64_t)timeout ? timeout - (int)spent : 0;
+	return again ? fx_ms_left(timeout, m->start) : timeout;
 }
 
 FX_EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
@@ -527,7 +545,13 @@ FX_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, con
 	}
 	if (ts && !ts->tv_sec && !ts->tv_nsec)
 		return REAL(ppoll)(fds, n, ts, mask);
-	return (int)CALL5(SYS_ppoll, fds, n, ts, NULL, _NSIG / 8);
+	/* the kernel writes the time left back; ppoll's timeout is const (glibc passes a copy) */
+	struct timespec copy, *tp = NULL;
+	if (ts) {
+		copy = *ts;
+		tp = &copy;
+	}
+	return (int)CALL5(SYS_ppoll, fds, n, tp, NULL, _NSIG / 8);
 }
 
 FX_EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
@@ -586,6 +610,55 @@ FX_EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout
 	return epoll_wait(epfd, ev, max, timeout);
 }
 
+FX_EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *ts,
+			   const sigset_t *mask)
+{
+	if (mask) {
+		struct masked_wait m;
+		struct timespec left;
+		bool again = false;
+		int r;
+		masked_begin(&m, mask);
+		do
+			r = REAL(epoll_pwait2)(epfd, ev, max, ts_left(&m, ts, again, &left), &m.call);
+		while ((again = masked_again(&m, r)));
+		masked_end(&m);
+		return r;
+	}
+	/* glibc hands ts to the kernel as it is (a bad pointer: EFAULT) */
+	return (int)CALL6(SYS_epoll_pwait2, epfd, ev, max, ts, NULL, _NSIG / 8);
+}
+
+/* ---- System V IPC: on the caller (its IPC namespace), seen by the runtime ---- */
+
+/*
+ * The kernel never restarts these waits after a handler (signal(7)), so
+ * as calls the runtime did not see, the monitor's poke ended them with
+ * EINTR when no handler of the program had run; seen, they go on for the
+ * time they have left (fx_rt_syscall). msgrcv and msgsnd are
+ * cancellation points.
+ */
+FX_EXPORT ssize_t msgrcv(int id, void *msg, size_t size, long type, int flags)
+{
+	return CALL5(SYS_msgrcv, id, msg, size, type, flags);
+}
+
+FX_EXPORT int msgsnd(int id, const void *msg, size_t size, int flags)
+{
+	return (int)CALL4(SYS_msgsnd, id, msg, size, flags);
+}
+
+/* glibc's semop is semtimedop without a timeout (what a seccomp filter sees) */
+FX_EXPORT int semop(int id, struct sembuf *ops, size_t n)
+{
+	return (int)CALL4(SYS_semtimedop, id, ops, n, NULL);
+}
+
+FX_EXPORT int semtimedop(int id, struct sembuf *ops, size_t n, const struct timespec *ts)
+{
+	return (int)CALL4(SYS_semtimedop, id, ops, n, ts);
+}
+
 /* ---- the same calls through glibc's generic syscall() ---- */
 
 /*
@@ -614,6 +687,7 @@ bool fx_io_syscall(long nr, const long *a, long *ret)
 	case SYS_recvfrom: case SYS_recvmsg: case SYS_sendto: case SYS_sendmsg:
 	case SYS_shutdown: case SYS_sendfile:
 	case SYS_select:
+	case SYS_msgrcv: case SYS_msgsnd: case SYS_semop: case SYS_semtimedop:
 		break;
 	case SYS_poll:
 		if ((int)a[2] == 0)
@@ -625,6 +699,10 @@ bool fx_io_syscall(long nr, const long *a, long *ret)
 		break;
 	case SYS_epoll_pwait:
 		if (a[4] || (int)a[3] == 0)
+			return false;
+		break;
+	case SYS_epoll_pwait2:
+		if (a[4])
 			return false;
 		break;
 	case SYS_ppoll:
