@@ -515,6 +515,18 @@ static int ms_left(const struct masked_wait *m, int timeout, bool again)
 	return again ? fx_ms_left(timeout, m->start) : timeout;
 }
 
+/*
+ * The kernel writes the time left back into the timeout ppoll and
+ * pselect6 are given, which POSIX makes const: glibc hands it a copy.
+ */
+static struct timespec *ts_copy(const struct timespec *ts, struct timespec *copy)
+{
+	if (!ts)
+		return NULL;
+	*copy = *ts;
+	return copy;
+}
+
 FX_EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
 	if (timeout == 0)
@@ -545,13 +557,8 @@ FX_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, con
 	}
 	if (ts && !ts->tv_sec && !ts->tv_nsec)
 		return REAL(ppoll)(fds, n, ts, mask);
-	/* the kernel writes the time left back; ppoll's timeout is const (glibc passes a copy) */
-	struct timespec copy, *tp = NULL;
-	if (ts) {
-		copy = *ts;
-		tp = &copy;
-	}
-	return (int)CALL5(SYS_ppoll, fds, n, tp, NULL, _NSIG / 8);
+	struct timespec copy;
+	return (int)CALL5(SYS_ppoll, fds, n, ts_copy(ts, &copy), NULL, _NSIG / 8);
 }
 
 FX_EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
@@ -578,13 +585,8 @@ FX_EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct times
 	}
 	if (ts && !ts->tv_sec && !ts->tv_nsec)
 		return REAL(pselect)(n, r, w, e, ts, mask);
-	/* the kernel may update the timeout it is given; pselect's is const */
-	struct timespec copy, *tp = NULL;
-	if (ts) {
-		copy = *ts;
-		tp = &copy;
-	}
-	return (int)CALL6(SYS_pselect6, n, r, w, e, tp, NULL);
+	struct timespec copy;
+	return (int)CALL6(SYS_pselect6, n, r, w, e, ts_copy(ts, &copy), NULL);
 }
 
 FX_EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
