@@ -1259,7 +1259,16 @@ long fx_rt_syscall_on(struct fx_carrier *c, long nr, unsigned nargs, const uint6
 	self->handled = 0;
 	fx_timeout_begin(&timeout, nr, args);
 	for (;;) {
-		bool inl = fx_rt_inline || alone(c) || refused;
+		/*
+		 * In place, with the interruption protocol below: under the
+		 * synchronous engine, a uthread alone, a call handed back, and
+		 * every call of an exclusive carrier's one uthread. (Posted, that
+		 * one ran at the flush, in the kernel unmarked: a pthread_kill
+		 * that came just before its blocking read entered the kernel
+		 * was raised only once the read returned, and a sealed child
+		 * whose thread waited in a read lost its signals.)
+		 */
+		bool inl = fx_rt_inline || alone(c) || refused || c->own;
 		/*
 		 * Ended by a signal before it started: as if the signal had come
 		 * just before the call, whose handler runs first and which then
