@@ -102,7 +102,10 @@ void fx_timeout_afresh(struct fx_time_left *t, long nr, uint64_t *args)
 	fx_timeout_begin(t, nr, args);
 }
 
-/* connect(2): a TCP connect whose timeout is up goes on in the background (EINPROGRESS); a Unix one does not. */
+/*
+ * connect(2): a TCP connect whose timeout is up goes on in the background
+ * (EINPROGRESS); a Unix one does not (EAGAIN).
+ */
 static bool is_unix(int fd)
 {
 	int domain = -1;
